@@ -1,0 +1,25 @@
+import 'reflect-metadata';
+import { AppConfig, ConfigError, loadConfig } from '@app/config';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { configureApp } from './configure-app';
+
+async function bootstrap(): Promise<void> {
+  try {
+    loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      process.stderr.write(`${e.message}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+  const app = await NestFactory.create(AppModule, { bufferLogs: false });
+  configureApp(app);
+  const config = app.get(AppConfig);
+  await app.listen(config.port, config.host);
+  new Logger('Bootstrap').log(`listening on ${await app.getUrl()} — API docs at /api/docs`);
+}
+
+void bootstrap();

@@ -1,0 +1,45 @@
+import 'reflect-metadata';
+import { ConfigError, loadConfig } from '@app/config';
+import { CommandFactory } from 'nest-commander';
+import { CliModule } from './cli.module';
+import { CliError, Output } from './output';
+
+async function main(): Promise<void> {
+  // --json is global: every command prints exactly one JSON object on stdout with it.
+  const json = process.argv.includes('--json');
+  process.argv = process.argv.filter((a) => a !== '--json');
+  const out = new Output();
+  out.json = json;
+
+  const fail = (error: unknown) => {
+    out.error(error instanceof ConfigError ? error.message : error);
+    process.exitCode = error instanceof CliError ? error.exitCode : 1;
+  };
+  try {
+    loadConfig();
+  } catch (e) {
+    if (e instanceof ConfigError) return fail(e);
+    throw e;
+  }
+
+  const app = await CommandFactory.createWithoutRunning(CliModule, {
+    logger: ['error', 'warn'],
+    cliName: 'stats-cli',
+    errorHandler: (err) => {
+      // commander's own errors (unknown command, missing option) and --help/--version exits
+      const code = (err as { code?: string; exitCode?: number }).code;
+      if (code === 'commander.helpDisplayed' || code === 'commander.version' || code === 'commander.help') {
+        process.exitCode = 0;
+        return;
+      }
+      if (json) process.stdout.write(`${JSON.stringify({ error: err.message })}\n`);
+      process.exitCode = (err as { exitCode?: number }).exitCode || 1;
+    },
+    serviceErrorHandler: fail,
+  });
+  app.get(Output).json = json;
+  await CommandFactory.runApplication(app);
+  await app.close();
+}
+
+void main();

@@ -1,0 +1,71 @@
+import { problem } from '@app/common';
+import {
+  CanActivate,
+  ExecutionContext,
+  HttpStatus,
+  Injectable,
+  Logger,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { AccessRepository } from './api-key.repository';
+import { bearerToken, hashApiKey, isWellFormedApiKey } from './api-key';
+import { IS_PUBLIC } from './decorators';
+import type { AuthenticatedRequest } from './principal';
+
+const TOUCH_INTERVAL_MS = 60_000;
+
+function unauthorized(detail: string): UnauthorizedException {
+  return new UnauthorizedException(problem(HttpStatus.UNAUTHORIZED, detail));
+}
+
+/**
+ * The one API-key guard, registered globally. It finds the key by the hash of the bearer
+ * token, never by the token itself, and writes last_used_at at most once a minute per key.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  private readonly logger = new Logger(ApiKeyGuard.name);
+  private readonly lastTouched = new Map<number, number>();
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly access: AccessRepository,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const isPublic = this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    if (isPublic) return true;
+
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const header = req.headers.authorization;
+    if (header === undefined) throw unauthorized('Send an API key as `Authorization: Bearer <key>`.');
+    const token = bearerToken(header);
+    if (token === undefined) throw unauthorized('The Authorization header must use the Bearer scheme.');
+    if (!isWellFormedApiKey(token)) throw unauthorized('The API key is malformed.');
+
+    const key = await this.access.findKeyByHash(hashApiKey(token));
+    const now = new Date();
+    if (!key) throw unauthorized('The API key is not valid.');
+    if (key.revokedAt) throw unauthorized('The API key has been revoked.');
+    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime())
+      throw unauthorized('The API key has expired.');
+
+    req.principal = { keyId: key.id, userId: key.userId };
+    this.touch(key.id, now);
+    return true;
+  }
+
+  /** Fire-and-forget: a failed bookkeeping write must not fail the request. */
+  private touch(keyId: number, now: Date): void {
+    const last = this.lastTouched.get(keyId);
+    if (last !== undefined && now.getTime() - last < TOUCH_INTERVAL_MS) return;
+    this.lastTouched.set(keyId, now.getTime());
+    this.access
+      .touchKey(keyId, now, new Date(now.getTime() - TOUCH_INTERVAL_MS))
+      .catch((e: unknown) => this.logger.warn(`could not record last use of key ${keyId}: ${String(e)}`));
+  }
+}

@@ -1,0 +1,69 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { problem, PROBLEM_CONTENT_TYPE, ProblemBody, ServiceUnavailableProblem } from './problem';
+import { isDatabaseUnavailableError, isTimeBudgetError } from './database-errors';
+
+/**
+ * Turns every error into an RFC 9457 body. Unexpected errors are logged here with their stack
+ * and answered without one; database faults become 503 so that clients retry.
+ */
+@Catch()
+export class ProblemFilter implements ExceptionFilter {
+  private readonly logger = new Logger(ProblemFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    const req = ctx.getRequest<Request>();
+    const res = ctx.getResponse<Response>();
+    if (res.headersSent) return;
+
+    const body = this.toProblem(exception);
+    body.instance = req.path;
+    if (body.status === Number(HttpStatus.UNAUTHORIZED)) res.setHeader('WWW-Authenticate', 'Bearer');
+    if (body.status === Number(HttpStatus.METHOD_NOT_ALLOWED)) res.setHeader('Allow', 'GET, HEAD');
+    if (body.status === Number(HttpStatus.SERVICE_UNAVAILABLE)) {
+      const retry = exception instanceof ServiceUnavailableProblem ? exception.retryAfterSeconds : 5;
+      res.setHeader('Retry-After', String(retry));
+    }
+    res.status(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+  }
+
+  private toProblem(exception: unknown): ProblemBody {
+    if (exception instanceof HttpException) {
+      const status = exception.getStatus();
+      const response = exception.getResponse();
+      if (isProblem(response)) return { ...response };
+      return problem(status, describe(status, response));
+    }
+    if (isTimeBudgetError(exception)) {
+      this.logger.warn('a query exceeded its time budget');
+      return problem(
+        HttpStatus.SERVICE_UNAVAILABLE,
+        'The report took longer than its time budget. Retry later or ask for a shorter range.',
+      );
+    }
+    if (isDatabaseUnavailableError(exception)) {
+      this.logger.warn(`database unavailable: ${(exception as Error).message}`);
+      return problem(HttpStatus.SERVICE_UNAVAILABLE, 'The database is unavailable. Retry later.');
+    }
+    this.logger.error(
+      exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+    );
+    return problem(HttpStatus.INTERNAL_SERVER_ERROR, 'An unexpected error occurred.');
+  }
+}
+
+function isProblem(value: unknown): value is ProblemBody {
+  return (
+    typeof value === 'object' && value !== null && 'type' in value && 'title' in value && 'status' in value
+  );
+}
+
+function describe(status: number, response: unknown): string {
+  if (status === Number(HttpStatus.NOT_FOUND)) return 'No resource at this path.';
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown })?.message;
+  if (typeof message === 'string') return message;
+  if (Array.isArray(message)) return message.join('; ');
+  return problem(status, '').title;
+}

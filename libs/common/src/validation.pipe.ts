@@ -1,0 +1,50 @@
+import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
+import { InvalidParametersException, ParameterError } from './problem';
+
+function flatten(errors: ValidationError[], parent = ''): ParameterError[] {
+  return errors.flatMap((e) => {
+    const parameter = parent ? `${parent}.${e.property}` : e.property;
+    const own = Object.entries(e.constraints ?? {}).map(([rule, message]) => ({
+      parameter,
+      message: rule === 'whitelistValidation' ? `${parameter} is not a known parameter` : message,
+    }));
+    return [...own, ...flatten(e.children ?? [], parameter)];
+  });
+}
+
+/**
+ * The global validation pipe: whitelist, forbid unknown parameters, transform into DTOs, and
+ * answer a problem+json 400 naming every offending parameter. A parameter given twice is
+ * refused before validation: `?limit=1&limit=2` is almost always a client bug.
+ */
+@Injectable()
+export class ApiValidationPipe extends ValidationPipe {
+  constructor() {
+    super({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      validationError: { target: false, value: false },
+      exceptionFactory: (errors) => new InvalidParametersException(dedupe(flatten(errors))),
+    });
+  }
+
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'query' && value && typeof value === 'object') {
+      const repeated = Object.entries(value as Record<string, unknown>)
+        .filter(([, v]) => typeof v !== 'string')
+        .map(([parameter]) => ({
+          parameter,
+          message: `${parameter} must be given once, as a single value`,
+        }));
+      if (repeated.length > 0) throw new InvalidParametersException(repeated);
+    }
+    return super.transform(value, metadata);
+  }
+}
+
+/** class-validator reports one message per failed rule; keep the first per parameter. */
+function dedupe(errors: ParameterError[]): ParameterError[] {
+  const seen = new Set<string>();
+  return errors.filter((e) => (seen.has(e.parameter) ? false : (seen.add(e.parameter), true)));
+}

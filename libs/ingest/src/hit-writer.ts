@@ -1,0 +1,175 @@
+import { SqlDialect } from '@app/db';
+import { EntityManager } from 'typeorm';
+import { Hit } from './hit';
+
+const HIT_COLUMNS = [
+  'site_id',
+  'hit_id',
+  'type',
+  'ts',
+  'session_id',
+  'visitor_id',
+  'path',
+  'channel',
+  'source',
+  'country',
+  'device',
+  'browser',
+  'time_on_page_seconds',
+  'scroll_depth',
+  'name',
+  'order_id',
+  'revenue',
+  'currency',
+] as const;
+const ORDER_COLUMNS = [
+  'site_id',
+  'order_id',
+  'hit_id',
+  'ts',
+  'session_id',
+  'visitor_id',
+  'revenue',
+  'currency',
+] as const;
+const ITEM_COLUMNS = ['site_id', 'order_id', 'line_no', 'sku', 'name', 'quantity', 'price'] as const;
+const DIRTY_COLUMNS = ['site_id', 'session_id', 'marked_at'] as const;
+
+/** Rows per multi-row INSERT: well under max_allowed_packet for 2 KB paths. */
+const CHUNK = 500;
+
+export interface BatchResult {
+  inserted: number;
+  duplicates: number;
+  orders: number;
+}
+
+function groupBySite<T extends { siteId: number }>(items: T[]): Map<number, T[]> {
+  const bySite = new Map<number, T[]>();
+  for (const item of items) {
+    const list = bySite.get(item.siteId);
+    if (list) list.push(item);
+    else bySite.set(item.siteId, [item]);
+  }
+  return bySite;
+}
+
+async function existing(
+  em: EntityManager,
+  table: string,
+  column: string,
+  siteId: number,
+  values: string[],
+): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (let i = 0; i < values.length; i += CHUNK) {
+    const part = values.slice(i, i + CHUNK);
+    const rows: Array<{ v: string }> = await em.query(
+      `SELECT ${column} AS v FROM ${table} WHERE site_id = ? AND ${column} IN (${part.map(() => '?').join(',')})`,
+      [siteId, ...part],
+    );
+    for (const r of rows) found.add(r.v);
+  }
+  return found;
+}
+
+async function insertRows(
+  em: EntityManager,
+  dialect: SqlDialect,
+  table: string,
+  columns: readonly string[],
+  rows: unknown[][],
+  ignore: boolean,
+) {
+  for (let i = 0; i < rows.length; i += CHUNK) {
+    const part = rows.slice(i, i + CHUNK);
+    const sql = ignore
+      ? dialect.insertIgnore(table, columns, part.length)
+      : `INSERT INTO ${table} (${columns.join(',')}) VALUES ${part.map(() => `(${columns.map(() => '?').join(',')})`).join(',')}`;
+    await em.query(sql, part.flat());
+  }
+}
+
+/**
+ * Writes one batch of validated hits inside the caller's transaction: the hits not stored
+ * yet (idempotent on `(site_id, id)`), the orders they open (first imported hit wins), their
+ * items, and the aggregation queue entries of their sessions. All of it or none of it.
+ */
+export async function writeHitBatch(
+  em: EntityManager,
+  dialect: SqlDialect,
+  batch: Hit[],
+  now: Date,
+): Promise<BatchResult> {
+  const fresh: Hit[] = [];
+  for (const [siteId, hits] of groupBySite(batch)) {
+    const known = await existing(em, 'hits', 'hit_id', siteId, [...new Set(hits.map((h) => h.id))]);
+    for (const h of hits) {
+      if (known.has(h.id)) continue;
+      known.add(h.id);
+      fresh.push(h);
+    }
+  }
+
+  await insertRows(
+    em,
+    dialect,
+    'hits',
+    HIT_COLUMNS,
+    fresh.map((h) => [
+      h.siteId,
+      h.id,
+      h.type,
+      h.ts,
+      h.sessionId,
+      h.visitorId,
+      h.path,
+      h.channel,
+      h.source,
+      h.country,
+      h.device,
+      h.browser,
+      h.timeOnPageSeconds,
+      h.scrollDepth,
+      h.name,
+      h.orderId,
+      h.revenue,
+      h.currency,
+    ]),
+    false,
+  );
+
+  const orderRows: unknown[][] = [];
+  const itemRows: unknown[][] = [];
+  for (const [siteId, purchases] of groupBySite(fresh.filter((h) => h.type === 'purchase'))) {
+    const known = await existing(em, 'orders', 'order_id', siteId, [
+      ...new Set(purchases.map((h) => h.orderId!)),
+    ]);
+    for (const h of purchases) {
+      if (known.has(h.orderId!)) continue;
+      known.add(h.orderId!);
+      orderRows.push([siteId, h.orderId, h.id, h.ts, h.sessionId, h.visitorId, h.revenue, h.currency]);
+      h.items.forEach((item, i) =>
+        itemRows.push([siteId, h.orderId, i + 1, item.sku, item.name, item.quantity, item.price]),
+      );
+    }
+  }
+  await insertRows(em, dialect, 'orders', ORDER_COLUMNS, orderRows, false);
+  await insertRows(em, dialect, 'order_items', ITEM_COLUMNS, itemRows, false);
+
+  // Sorted so that concurrent writers and the aggregator take row locks in one order.
+  const sessions = [...new Set(fresh.map((h) => `${h.siteId}\u0000${h.sessionId}`))].sort();
+  await insertRows(
+    em,
+    dialect,
+    'dirty_sessions',
+    DIRTY_COLUMNS,
+    sessions.map((key) => {
+      const [siteId, sessionId] = key.split('\u0000');
+      return [Number(siteId), sessionId, now];
+    }),
+    true,
+  );
+
+  return { inserted: fresh.length, duplicates: batch.length - fresh.length, orders: orderRows.length };
+}

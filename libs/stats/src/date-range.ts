@@ -1,0 +1,247 @@
+import { DateTime, IANAZone } from 'luxon';
+
+export type Interval = 'hour' | 'day' | 'week' | 'month';
+
+export interface ReportRange {
+  timezone: string;
+  from: string;
+  to: string;
+  startUtc: Date;
+  /** Exclusive: local midnight starting the day after `to`. */
+  endUtc: Date;
+  days: number;
+}
+
+export interface Bucket {
+  label: string;
+  startUtc: Date;
+  /** Exclusive. */
+  endUtc: Date;
+}
+
+export interface OffsetSegment {
+  startUtc: Date;
+  /** Exclusive. */
+  endUtc: Date;
+  /** local = utc + offsetSeconds */
+  offsetSeconds: number;
+}
+
+/** A client mistake in a range or interval parameter; `parameter` names the offending query parameter. */
+export class RangeError400 extends Error {
+  constructor(
+    readonly parameter: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RangeError400';
+  }
+}
+
+/** The longest range, in days, that `hour` buckets are offered for. */
+export const HOURLY_MAX_DAYS = 14;
+
+const TRAILING_DAYS = 30;
+const DAY_SECONDS = 86_400;
+const HOUR_SECONDS = 3600;
+const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;
+
+export function isValidTimeZone(zone: string): boolean {
+  // Newer Intl versions accept offset identifiers such as '+05:30'; only IANA names are allowed here.
+  return /^[A-Za-z]/.test(zone) && IANAZone.isValidZone(zone);
+}
+
+/**
+ * SPEC §3: the trailing 30 days ending today in the report zone unless `from`/`to` say otherwise.
+ * Throws RangeError400 on 'from', 'to' or 'timezone' for every client mistake.
+ */
+export function resolveRange(input: {
+  from?: string;
+  to?: string;
+  timezone?: string;
+  siteTimezone: string;
+  maxDays: number;
+  now?: Date;
+}): ReportRange {
+  const zone = input.timezone ?? input.siteTimezone;
+  if (!isValidTimeZone(zone)) {
+    if (input.timezone === undefined) throw new Error(`site timezone '${zone}' is not a valid IANA zone`);
+    throw new RangeError400('timezone', `timezone '${zone}' is not a known IANA time zone`);
+  }
+  const from = input.from === undefined ? undefined : parseDay(input.from, 'from');
+  const to = input.to === undefined ? undefined : parseDay(input.to, 'to');
+
+  const today = calendarDay(localDate(input.now ?? new Date(), zone));
+  const end = to ?? today;
+  const start = from ?? end.minus({ days: TRAILING_DAYS - 1 });
+  if (start > end) {
+    throw new RangeError400('from', `from (${isoDay(start)}) must not be after to (${isoDay(end)})`);
+  }
+  const range = makeRange(zone, start, end);
+  if (range.days > input.maxDays) {
+    throw new RangeError400(
+      'from',
+      `the range ${range.from} to ${range.to} spans ${range.days} days; at most ${input.maxDays} days are allowed`,
+    );
+  }
+  return range;
+}
+
+/** previous_period: as many days, ending the day before `from`; year_over_year: the same dates a year earlier. */
+export function comparisonRange(range: ReportRange, mode: 'previous_period' | 'year_over_year'): ReportRange {
+  const from = calendarDay(range.from);
+  const to = calendarDay(range.to);
+  if (mode === 'previous_period') {
+    const previousTo = from.minus({ days: 1 });
+    return makeRange(range.timezone, previousTo.minus({ days: range.days - 1 }), previousTo);
+  }
+  // Luxon clamps Feb 29 to Feb 28 when the target year is not a leap year.
+  return makeRange(range.timezone, from.minus({ years: 1 }), to.minus({ years: 1 }));
+}
+
+/** Buckets covering exactly [startUtc, endUtc) in order; the first and last are clipped to the range. */
+export function buckets(range: ReportRange, interval: Interval): Bucket[] {
+  switch (interval) {
+    case 'hour':
+      return hourBuckets(range);
+    case 'day':
+      return calendarBuckets(range, (day) => day.plus({ days: 1 }));
+    case 'week':
+      return calendarBuckets(range, (day) => day.startOf('week').plus({ weeks: 1 }));
+    case 'month':
+      return calendarBuckets(range, (day) => day.startOf('month').plus({ months: 1 }));
+  }
+}
+
+/**
+ * The zone's constant-offset stretches over [startUtc, endUtc), for SQL that turns UTC into local time.
+ * Probes once a day, so two changes that cancel out within one day would go unseen (none in current tzdata).
+ */
+export function offsetSegments(zone: string, startUtc: Date, endUtc: Date): OffsetSegment[] {
+  const tz = ianaZone(zone);
+  // Luxon reads the offset of whole seconds, so it is constant within a second.
+  const offsetAtSecond = (second: number): number => Math.round(tz.offset(second * 1000) * 60);
+  const end = endUtc.getTime();
+  const lastSecond = Math.ceil(end / 1000) - 1;
+  const segments: OffsetSegment[] = [];
+  let segmentStart = startUtc.getTime();
+  let offset = offsetAtSecond(Math.floor(segmentStart / 1000));
+  let probe = Math.floor(segmentStart / 1000);
+  while (probe < lastSecond) {
+    const next = Math.min(probe + DAY_SECONDS, lastSecond);
+    if (offsetAtSecond(next) === offset) {
+      probe = next;
+      continue;
+    }
+    let lo = probe;
+    let hi = next;
+    while (hi - lo > 1) {
+      const mid = lo + Math.floor((hi - lo) / 2);
+      if (offsetAtSecond(mid) === offset) lo = mid;
+      else hi = mid;
+    }
+    segments.push({ startUtc: new Date(segmentStart), endUtc: new Date(hi * 1000), offsetSeconds: offset });
+    segmentStart = hi * 1000;
+    offset = offsetAtSecond(hi);
+    probe = hi;
+  }
+  if (segmentStart < end) {
+    segments.push({ startUtc: new Date(segmentStart), endUtc: new Date(end), offsetSeconds: offset });
+  }
+  return segments;
+}
+
+export function localDate(instant: Date, zone: string): string {
+  const date = DateTime.fromJSDate(instant, { zone: ianaZone(zone) }).toISODate();
+  if (date === null) throw new Error(`cannot express ${String(instant)} as a date in ${zone}`);
+  return date;
+}
+
+function ianaZone(zone: string): IANAZone {
+  if (!isValidTimeZone(zone)) {
+    throw new RangeError400('timezone', `timezone '${zone}' is not a known IANA time zone`);
+  }
+  return IANAZone.create(zone);
+}
+
+/** A pure calendar day: UTC-based so that day arithmetic never meets a DST change. */
+function calendarDay(isoDate: string): DateTime {
+  return DateTime.fromISO(isoDate, { zone: 'utc' });
+}
+
+function isoDay(day: DateTime): string {
+  return day.toFormat('yyyy-MM-dd');
+}
+
+function parseDay(value: string, parameter: 'from' | 'to'): DateTime {
+  if (!ISO_DAY.test(value)) {
+    throw new RangeError400(parameter, `${parameter} must be a date in YYYY-MM-DD format`);
+  }
+  const day = calendarDay(value);
+  if (!day.isValid) throw new RangeError400(parameter, `${parameter} (${value}) is not a real calendar date`);
+  return day;
+}
+
+/** The first instant of a local calendar day; where midnight does not exist (DST at 00:00) it is 01:00. */
+function startOfLocalDay(day: DateTime, zone: string): Date {
+  return DateTime.fromObject({ year: day.year, month: day.month, day: day.day }, { zone })
+    .startOf('day')
+    .toJSDate();
+}
+
+function makeRange(zone: string, from: DateTime, to: DateTime): ReportRange {
+  return {
+    timezone: zone,
+    from: isoDay(from),
+    to: isoDay(to),
+    startUtc: startOfLocalDay(from, zone),
+    endUtc: startOfLocalDay(to.plus({ days: 1 }), zone),
+    days: to.diff(from, 'days').days + 1,
+  };
+}
+
+/** Consecutive buckets from `from`, each ending at the next calendar boundary, the last clipped to the range. */
+function calendarBuckets(range: ReportRange, nextBoundary: (day: DateTime) => DateTime): Bucket[] {
+  const result: Bucket[] = [];
+  const afterTo = calendarDay(range.to).plus({ days: 1 });
+  let day = calendarDay(range.from);
+  while (day < afterTo) {
+    const boundary = DateTime.min(nextBoundary(day), afterTo);
+    result.push({
+      label: isoDay(day),
+      startUtc: startOfLocalDay(day, range.timezone),
+      endUtc: startOfLocalDay(boundary, range.timezone),
+    });
+    day = boundary;
+  }
+  return result;
+}
+
+/**
+ * Buckets start at every instant whose local time is hh:00, and also at each offset change, so
+ * that every instant falls in exactly one bucket and a label is always its bucket's exact start
+ * (a change by a non-whole hour, as in Australia/Lord_Howe, would otherwise break one of those).
+ */
+function hourBuckets(range: ReportRange): Bucket[] {
+  if (range.days > HOURLY_MAX_DAYS) {
+    throw new RangeError400(
+      'interval',
+      `interval hour is only available for ranges of at most ${HOURLY_MAX_DAYS} days (this one has ${range.days})`,
+    );
+  }
+  const end = range.endUtc.getTime();
+  const starts = new Set<number>([range.startUtc.getTime()]);
+  for (const segment of offsetSegments(range.timezone, range.startUtc, range.endUtc)) {
+    const segmentEnd = segment.endUtc.getTime();
+    starts.add(segment.startUtc.getTime());
+    const localSeconds = segment.startUtc.getTime() / 1000 + segment.offsetSeconds;
+    let hourStart = (Math.ceil(localSeconds / HOUR_SECONDS) * HOUR_SECONDS - segment.offsetSeconds) * 1000;
+    for (; hourStart < segmentEnd; hourStart += HOUR_SECONDS * 1000) starts.add(hourStart);
+  }
+  const sorted = [...starts].sort((a, b) => a - b);
+  return sorted.map((start, i) => ({
+    label: DateTime.fromMillis(start, { zone: range.timezone }).toFormat("yyyy-MM-dd'T'HH:mm:ssZZ"),
+    startUtc: new Date(start),
+    endUtc: new Date(i + 1 < sorted.length ? sorted[i + 1] : end),
+  }));
+}

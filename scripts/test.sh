@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The README's test command (`npm test`): lint, unit tests, then the e2e suites against a real
+# MariaDB (each suite in a fresh database of its own, dropped afterwards).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+[ -d node_modules ] || npm ci
+bash scripts/ensure-mariadb.sh || exit 1
+
+results=$(mktemp -d)
+status=0
+npx eslint . --max-warnings 0 || status=1
+npx jest --config jest.config.js --json --outputFile="$results/unit.json" || status=1
+npx jest --config test/jest-e2e.config.js --runInBand --json --outputFile="$results/e2e.json" || status=1
+
+node -e '
+  const fs = require("node:fs");
+  let passed = 0, failed = 0;
+  for (const f of process.argv.slice(1)) {
+    if (!fs.existsSync(f)) { failed++; continue; }
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests + r.numRuntimeErrorTestSuites;
+  }
+  console.log(`tests: ${passed} passed, ${failed} failed`);
+' "$results/unit.json" "$results/e2e.json"
+rm -rf "$results"
+exit $status

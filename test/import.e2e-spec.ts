@@ -1,0 +1,219 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { event, ndjson, pageview, purchase } from './support/hits';
+import { CLI_ENTRY, TestEnv } from './support/test-env';
+
+describe('import and aggregate (the real CLI)', () => {
+  let env: TestEnv;
+  let site: number;
+  let dir: string;
+
+  beforeAll(async () => {
+    env = await TestEnv.create();
+    site = await env.site({ timezone: 'UTC', currency: 'USD' });
+    dir = mkdtempSync(path.join(tmpdir(), 'stats-import-'));
+  });
+
+  afterAll(() => env.close());
+
+  const count = async (table: string) =>
+    Number((await env.ds.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
+  const file = (name: string, content: string) => {
+    const p = path.join(dir, name);
+    writeFileSync(p, content);
+    return p;
+  };
+
+  it('is idempotent: the same file twice gives the same counts', async () => {
+    const hits = [
+      pageview(site, 'idem-1', '2026-03-01T10:00:00Z', '/'),
+      pageview(site, 'idem-1', '2026-03-01T10:01:00Z', '/pricing'),
+      event(site, 'idem-1', '2026-03-01T10:02:00Z', 'signup'),
+      purchase(site, 'idem-2', '2026-03-01T11:00:00Z', 'order-idem', '10.50', {
+        items: [{ sku: 'A', name: 'A', quantity: 2, price: '5.25' }],
+      }),
+    ];
+    const f = file('idem.ndjson', ndjson(hits));
+    const first = await env.cli(['import', f, '--json']);
+    expect(first.code).toBe(0);
+    expect(first.json).toMatchObject({ lines: 4, imported: 4, duplicates: 0, rejected: 0, orders: 1 });
+    const before = {
+      hits: await count('hits'),
+      orders: await count('orders'),
+      items: await count('order_items'),
+    };
+    const second = await env.cli(['import', f, '--json']);
+    expect(second.code).toBe(0);
+    expect(second.json).toMatchObject({ lines: 4, imported: 0, duplicates: 4, rejected: 0, orders: 0 });
+    expect({
+      hits: await count('hits'),
+      orders: await count('orders'),
+      items: await count('order_items'),
+    }).toEqual(before);
+    expect(before).toEqual({ hits: 4, orders: 1, items: 1 });
+  });
+
+  it('stores the good lines, reports each bad line with its number and exits 2', async () => {
+    const good1 = pageview(site, 'bad-1', '2026-03-02T10:00:00Z', '/a');
+    const good2 = pageview(site, 'bad-1', '2026-03-02T10:00:05Z', '/b');
+    const lines = [
+      JSON.stringify(good1),
+      '{not json',
+      JSON.stringify(pageview(999999, 'bad-x', '2026-03-02T10:00:00Z', '/')),
+      JSON.stringify(
+        purchase(site, 'bad-2', '2026-03-02T10:00:00Z', 'eur-order', '5.00', { currency: 'EUR' }),
+      ),
+      JSON.stringify(pageview(site, 'bad-3', '2026-03-02T10:00:00Z', '/', { scroll_depth: 101 })),
+      JSON.stringify({ ...pageview(site, 'bad-4', '2026-03-02T10:00:00Z', '/'), path: undefined }),
+      JSON.stringify(purchase(site, 'bad-5', '2026-03-02T10:00:00Z', 'o-3dec', '1.005')),
+      JSON.stringify(pageview(site, 'bad-6', '2026-02-30T10:00:00Z', '/')),
+      JSON.stringify(good2),
+    ];
+    const before = await count('hits');
+    const res = await env.cli(['import', file('bad.ndjson', lines.join('\n') + '\n'), '--json']);
+    expect(res.code).toBe(2);
+    expect(res.json).toMatchObject({ lines: 9, imported: 2, rejected: 7 });
+    const reported = res.stderr.trim().split('\n');
+    expect(reported).toEqual([
+      'line 2: malformed JSON',
+      'line 3: site 999999 does not exist',
+      "line 4: currency EUR differs from the site's currency USD",
+      'line 5: scroll_depth must be an integer 0–100',
+      'line 6: path is required',
+      expect.stringMatching(/^line 7: revenue must be ≥ 0 with at most 2 decimals/),
+      'line 8: ts is not a valid calendar date and time',
+    ]);
+    expect(await count('hits')).toBe(before + 2);
+    expect(await count('orders')).toBe(1);
+  });
+
+  it('reads stdin with -', async () => {
+    const res = await env.cli(
+      ['import', '-', '--json'],
+      ndjson([pageview(site, 'stdin-1', '2026-03-03T10:00:00Z', '/')]),
+    );
+    expect(res.code).toBe(0);
+    expect(res.json).toMatchObject({ imported: 1 });
+  });
+
+  it('keeps the first imported purchase of an order id', async () => {
+    const res = await env.cli([
+      'import',
+      file(
+        'dup-order.ndjson',
+        ndjson([
+          purchase(site, 'dup-1', '2026-03-04T10:00:00Z', 'order-dup', '20.00'),
+          purchase(site, 'dup-1', '2026-03-04T10:05:00Z', 'order-dup', '99.00'),
+        ]),
+      ),
+      '--json',
+    ]);
+    expect(res.json).toMatchObject({ imported: 2, orders: 1 });
+    const [order] = await env.ds.query("SELECT revenue FROM orders WHERE order_id = 'order-dup'");
+    expect(order.revenue).toBe('20.00');
+  });
+
+  it('derives sessions, and late out-of-order hits extend them on the next aggregate', async () => {
+    const s = 'late-1';
+    await env.cli([
+      'import',
+      file('late-a.ndjson', ndjson([pageview(site, s, '2026-03-05T10:10:00Z', '/middle')])),
+      '--json',
+    ]);
+    const agg1 = await env.cli(['aggregate', '--json']);
+    expect(agg1.code).toBe(0);
+    const [before] = await env.ds.query('SELECT * FROM sessions WHERE session_id = ?', [s]);
+    expect(before).toMatchObject({
+      hits: 1,
+      pageviews: 1,
+      is_bounce: 1,
+      entry_path: '/middle',
+      exit_path: '/middle',
+      duration_seconds: '0.000',
+    });
+
+    // An earlier hit with other attributes, and a later event, arrive in a second import.
+    await env.cli([
+      'import',
+      file(
+        'late-b.ndjson',
+        ndjson([
+          event(site, s, '2026-03-05T10:20:00Z', 'signup'),
+          pageview(site, s, '2026-03-05T10:00:00Z', '/landing', {
+            channel: 'Email',
+            source: 'newsletter',
+            country: 'DE',
+          }),
+        ]),
+      ),
+      '--json',
+    ]);
+    const agg2 = await env.cli(['aggregate', '--json']);
+    expect(agg2.json).toMatchObject({ sessions: 1 });
+    const [after] = await env.ds.query('SELECT * FROM sessions WHERE session_id = ?', [s]);
+    expect(after).toMatchObject({
+      hits: 3,
+      pageviews: 2,
+      events: 1,
+      is_bounce: 0,
+      entry_path: '/landing',
+      exit_path: '/middle',
+      // 10:00:00 → 10:20:00
+      duration_seconds: '1200.000',
+      channel: 'Email',
+      source: 'newsletter',
+      country: 'DE',
+      device: '(unknown)',
+      browser: '(unknown)',
+    });
+    expect(after.started_at.toISOString()).toBe('2026-03-05T10:00:00.000Z');
+
+    const again = await env.cli(['aggregate', '--json']);
+    expect(again.json).toMatchObject({ sessions: 0 });
+  });
+
+  it('breaks timestamp ties by import order for the first hit and the exit page', async () => {
+    const s = 'tie-1';
+    await env.importHits([
+      pageview(site, s, '2026-03-06T10:00:00Z', '/first', { channel: 'A' }),
+      pageview(site, s, '2026-03-06T10:00:00Z', '/second', { channel: 'B' }),
+    ]);
+    await env.aggregate();
+    const [row] = await env.ds.query(
+      'SELECT entry_path, exit_path, channel FROM sessions WHERE session_id = ?',
+      [s],
+    );
+    expect(row).toEqual({ entry_path: '/first', exit_path: '/second', channel: 'A' });
+  });
+
+  it('leaves whole batches after a crash mid-import, and a re-run completes it without duplicates', async () => {
+    const big = Array.from({ length: 30_000 }, (_, i) =>
+      pageview(site, `crash-${i % 3000}`, '2026-03-07T10:00:00Z', `/p${i}`),
+    );
+    const f = file('big.ndjson', ndjson(big));
+    const base = await count('hits');
+    const child = spawn(process.execPath, [CLI_ENTRY, 'import', f, '--json'], {
+      env: { ...process.env, DATABASE_URL: env.url },
+      stdio: 'ignore',
+    });
+    const exited = new Promise((r) => child.on('exit', r));
+    for (let i = 0; i < 400 && (await count('hits')) === base; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    child.kill('SIGKILL');
+    await exited;
+    const afterCrash = (await count('hits')) - base;
+    // Only whole batches of 1000 lines were committed.
+    expect(afterCrash % 1000).toBe(0);
+
+    const rerun = await env.cli(['import', f, '--json']);
+    expect(rerun.code).toBe(0);
+    expect(rerun.json).toMatchObject({
+      lines: 30_000,
+      imported: 30_000 - afterCrash,
+      duplicates: afterCrash,
+    });
+    expect((await count('hits')) - base).toBe(30_000);
+  });
+});

@@ -1,0 +1,31 @@
+import type { INestApplication } from '@nestjs/common';
+import { buildOpenApiDocument } from '../../apps/api/src/configure-app';
+
+/**
+ * A valid query for each route that needs one. Every path of the OpenAPI document must be
+ * listed here, so a new route cannot slip past the auth matrix.
+ */
+export const SAMPLE_QUERIES: Record<string, string> = {
+  '/api/v1/sites': '',
+};
+
+export interface RouteUnderTest {
+  template: string;
+  siteScoped: boolean;
+  url: (siteId: number | string) => string;
+}
+
+/** Every GET route the running app documents. */
+export function documentedRoutes(app: INestApplication): RouteUnderTest[] {
+  const document = buildOpenApiDocument(app);
+  return Object.keys(document.paths).map((template) => {
+    if (!(template in SAMPLE_QUERIES))
+      throw new Error(`add a sample query for ${template} to test/support/routes.ts`);
+    const query = SAMPLE_QUERIES[template];
+    return {
+      template,
+      siteScoped: template.includes('{id}'),
+      url: (siteId) => template.replace('{id}', String(siteId)) + (query ? `?${query}` : ''),
+    };
+  });
+}
