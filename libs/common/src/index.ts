@@ -7,3 +7,4 @@ export * from './problem.dto';
 export * from './problem.filter';
 export * from './query-decorators';
 export * from './validation.pipe';
+export * from './date-range-query.dto';

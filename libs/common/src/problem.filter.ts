@@ -1,4 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ParameterError } from '@app/stats/parameter-error';
 import type { Request, Response } from 'express';
 import { problem, PROBLEM_CONTENT_TYPE, ProblemBody, ServiceUnavailableProblem } from './problem';
 import { isDatabaseUnavailableError, isTimeBudgetError } from './database-errors';
@@ -34,6 +35,10 @@ export class ProblemFilter implements ExceptionFilter {
       const response = exception.getResponse();
       if (isProblem(response)) return { ...response };
       return problem(status, describe(status, response));
+    }
+    if (exception instanceof ParameterError) {
+      const errors = [{ parameter: exception.parameter, message: exception.message }];
+      return problem(HttpStatus.BAD_REQUEST, exception.message, { errors });
     }
     if (isTimeBudgetError(exception)) {
       this.logger.warn('a query exceeded its time budget');

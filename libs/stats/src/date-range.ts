@@ -1,4 +1,5 @@
 import { DateTime, IANAZone } from 'luxon';
+import { ParameterError } from './parameter-error';
 
 export type Interval = 'hour' | 'day' | 'week' | 'month';
 
@@ -28,12 +29,9 @@ export interface OffsetSegment {
 }
 
 /** A client mistake in a range or interval parameter; `parameter` names the offending query parameter. */
-export class RangeError400 extends Error {
-  constructor(
-    readonly parameter: string,
-    message: string,
-  ) {
-    super(message);
+export class RangeError400 extends ParameterError {
+  constructor(parameter: string, message: string) {
+    super(parameter, message);
     this.name = 'RangeError400';
   }
 }
