@@ -6,3 +6,4 @@ export * from './sql/local-time';
 export * from './report-range';
 export * from './report-db';
 export * from './stats.module';
+export * from './commerce';
