@@ -1,9 +1,10 @@
 import type { Routes } from '@nestjs/core';
+import { EventsModule } from './events/events.module';
 import { SitesModule } from './sites/sites.module';
 
 export const API_PREFIX = 'api/v1';
 
 /** Feature modules served under /api/v1; health and docs live outside it. */
-export const API_V1_MODULES = [SitesModule];
+export const API_V1_MODULES = [SitesModule, EventsModule];
 
 export const API_ROUTES: Routes = [{ path: API_PREFIX, children: API_V1_MODULES }];

@@ -6,6 +6,9 @@ import { IANAZone } from 'luxon';
 import { Repository } from 'typeorm';
 import { CliError } from './output';
 
+/** Length in characters, as VARCHAR and the hit format count it (not UTF-16 units). */
+const chars = (s: string): number => Array.from(s).length;
+
 export interface NewSite {
   name: string;
   domain: string;
@@ -120,8 +123,8 @@ export class AdminService {
 
   async registerEvent(siteId: number, name: string, description?: string): Promise<RegisteredEvent> {
     await this.requireSite(siteId);
-    if (!name || name.length > 255) throw new CliError('--name must be 1–255 characters');
-    if (description !== undefined && description.length > 1000)
+    if (!name || chars(name) > 255) throw new CliError('--name must be 1–255 characters');
+    if (description !== undefined && chars(description) > 1000)
       throw new CliError('--description must be at most 1000 characters');
     if (await this.events.exists({ where: { siteId, name } }))
       throw new CliError(`event ${name} is already registered for site ${siteId}`);
@@ -132,17 +135,17 @@ export class AdminService {
 
   async createGoal(siteId: number, name: string, match: { event?: string; path?: string }): Promise<Goal> {
     await this.requireSite(siteId);
-    if (!name || name.length > 255) throw new CliError('--name must be 1–255 characters');
+    if (!name || chars(name) > 255) throw new CliError('--name must be 1–255 characters');
     if ((match.event === undefined) === (match.path === undefined))
       throw new CliError('give exactly one of --event or --path');
     let type: GoalType;
     let value: string;
     if (match.event !== undefined) {
-      if (!match.event || match.event.length > 255) throw new CliError('--event must be 1–255 characters');
+      if (!match.event || chars(match.event) > 255) throw new CliError('--event must be 1–255 characters');
       type = 'event';
       value = match.event;
     } else {
-      if (!match.path!.startsWith('/') || match.path!.length > 2048)
+      if (!match.path!.startsWith('/') || chars(match.path!) > 2048)
         throw new CliError('--path must start with / (a trailing * matches a prefix)');
       type = 'path';
       value = match.path!;

@@ -1,0 +1,54 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class RegisteredEventStatsDto {
+  /** The event name as the tracker sends it (case-sensitive). */
+  @ApiProperty({ example: 'signup' })
+  name!: string;
+
+  @ApiProperty({ example: 'A visitor created an account', nullable: true, type: String })
+  description!: string | null;
+
+  /** When the operator registered the event (UTC). */
+  @ApiProperty({ example: '2026-09-01T08:00:00.000Z', format: 'date-time' })
+  registered_at!: string;
+
+  /** Event hits with this name whose own timestamp lies in the range. */
+  @ApiProperty({ example: 412 })
+  occurrences!: number;
+
+  /** Distinct sessions those event hits belong to. */
+  @ApiProperty({ example: 380 })
+  sessions!: number;
+}
+
+export class EventsMetaDto {
+  @ApiProperty({ example: 1 })
+  site_id!: number;
+
+  @ApiProperty({ example: '2026-10-01', format: 'date' })
+  from!: string;
+
+  @ApiProperty({ example: '2026-10-30', format: 'date' })
+  to!: string;
+
+  @ApiProperty({ example: 'Europe/Berlin' })
+  timezone!: string;
+
+  @ApiProperty({ example: 1 })
+  page!: number;
+
+  @ApiProperty({ example: 100 })
+  limit!: number;
+
+  /** Registered events of the site over all pages. */
+  @ApiProperty({ example: 4 })
+  total!: number;
+}
+
+export class EventListDto {
+  @ApiProperty({ type: [RegisteredEventStatsDto] })
+  data!: RegisteredEventStatsDto[];
+
+  @ApiProperty({ type: EventsMetaDto })
+  meta!: EventsMetaDto;
+}

@@ -1,0 +1,33 @@
+import { CurrentSite, SiteScoped } from '@app/auth';
+import { ApiStandardErrors } from '@app/common';
+import type { Site } from '@app/db';
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { EventsQueryDto } from './dto/events-query.dto';
+import { EventListDto } from './dto/event-list.dto';
+import { EventsService } from './events.service';
+
+@ApiTags('events')
+@ApiBearerAuth()
+@ApiStandardErrors()
+@SiteScoped()
+@Controller('sites/:id/events')
+export class EventsController {
+  constructor(private readonly events: EventsService) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'listEvents',
+    summary: 'Registered events with their occurrences in the range',
+    description:
+      'The custom events registered for the site (`events:register`), ordered by `occurrences` desc, ' +
+      'then `name` asc (binary, i.e. code-point order). `occurrences` counts the event hits with that ' +
+      'name whose own timestamp lies in the range; `sessions` the distinct sessions they belong to. ' +
+      'Registered events without hits are listed with 0; hits of unregistered names are not listed. ' +
+      'Counts are exact.',
+  })
+  @ApiOkResponse({ type: EventListDto })
+  list(@CurrentSite() site: Site, @Query() query: EventsQueryDto): Promise<EventListDto> {
+    return this.events.list(site, query);
+  }
+}
