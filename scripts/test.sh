@@ -9,7 +9,7 @@ bash scripts/ensure-mariadb.sh || exit 1
 
 results=$(mktemp -d)
 status=0
-npx eslint . --max-warnings 0 || status=1
+npm run --silent lint || status=1
 npx jest --config jest.config.js --json --outputFile="$results/unit.json" || status=1
 npx jest --config test/jest-e2e.config.js --runInBand --json --outputFile="$results/e2e.json" || status=1
 

@@ -49,7 +49,7 @@ export function hitMatchSql(
   if (match.path.endsWith('*')) {
     const prefix = match.path.slice(0, -1);
     return {
-      sql: `(${alias}.type = 'pageview' AND LEFT(${alias}.path, ?) = ?)`,
+      sql: `(${alias}.type = 'pageview' AND SUBSTRING(${alias}.path, 1, ?) = ?)`,
       params: [Array.from(prefix).length, prefix],
     };
   }
