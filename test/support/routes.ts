@@ -8,6 +8,7 @@ import { buildOpenApiDocument } from '../../apps/api/src/configure-app';
 export const SAMPLE_QUERIES: Record<string, string> = {
   '/api/v1/sites': '',
   '/api/v1/sites/{id}/events': 'from=2026-01-01&to=2026-01-31&page=1&limit=10',
+  '/api/v1/sites/{id}/conversions': 'from=2026-01-01&to=2026-01-31',
 };
 
 export interface RouteUnderTest {

@@ -1,0 +1,35 @@
+import { CurrentSite, SiteScoped } from '@app/auth';
+import { ApiStandardErrors } from '@app/common';
+import type { Site } from '@app/db';
+import { Controller, Get, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ConversionsQueryDto } from './dto/conversions-query.dto';
+import { ConversionsReportDto } from './dto/conversions-report.dto';
+import { ConversionsService } from './conversions.service';
+
+@ApiTags('conversions')
+@ApiBearerAuth()
+@ApiStandardErrors()
+@SiteScoped()
+@Controller('sites/:id/conversions')
+export class ConversionsController {
+  constructor(private readonly conversions: ConversionsService) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'getConversions',
+    summary: "Sessions of the range that converted the site's goals",
+    description:
+      'Counts the sessions that started in the range (session start = its first hit). A session ' +
+      '*converts* a goal when any of its hits matches it: an `event` goal matches event hits with ' +
+      'that name; a `path` goal matches pageviews whose path equals `match`, or starts with it ' +
+      'without its trailing `*`. Every hit of the session counts, also one after the range end: ' +
+      'conversions belong to the range containing the session start. A session counts once per ' +
+      'goal however many matching hits it has, and once in `converted_sessions` however many goals ' +
+      'it converted. Goals are ordered by id. Counts are exact.',
+  })
+  @ApiOkResponse({ type: ConversionsReportDto })
+  report(@CurrentSite() site: Site, @Query() query: ConversionsQueryDto): Promise<ConversionsReportDto> {
+    return this.conversions.report(site, query);
+  }
+}

@@ -1,0 +1,64 @@
+import { ApiProperty } from '@nestjs/swagger';
+
+export class GoalConversionsDto {
+  @ApiProperty({ example: 2 })
+  id!: number;
+
+  @ApiProperty({ example: 'Reached checkout' })
+  name!: string;
+
+  /** `event`: event hits with the name `match`; `path`: pageviews of the path `match` (a trailing `*` matches a prefix). */
+  @ApiProperty({ enum: ['event', 'path'], example: 'path' })
+  type!: 'event' | 'path';
+
+  @ApiProperty({ example: '/checkout*' })
+  match!: string;
+
+  /** Sessions of the range (by session start) that converted this goal, each counted once. */
+  @ApiProperty({ example: 96 })
+  conversions!: number;
+
+  /** `conversions` / `sessions` × 100, rounded to 2 decimals; 0 without sessions. */
+  @ApiProperty({ example: 6.4 })
+  conversion_rate!: number;
+}
+
+export class ConversionsDto {
+  /** Sessions that started in the range. */
+  @ApiProperty({ example: 1500 })
+  sessions!: number;
+
+  /** Sessions of the range that converted at least one goal, each counted once however many goals it converted. */
+  @ApiProperty({ example: 120 })
+  converted_sessions!: number;
+
+  /** `converted_sessions` / `sessions` × 100, rounded to 2 decimals; 0 without sessions. */
+  @ApiProperty({ example: 8 })
+  conversion_rate!: number;
+
+  /** Every goal of the site, ordered by id. */
+  @ApiProperty({ type: [GoalConversionsDto] })
+  goals!: GoalConversionsDto[];
+}
+
+export class ConversionsMetaDto {
+  @ApiProperty({ example: 1 })
+  site_id!: number;
+
+  @ApiProperty({ example: '2026-10-01', format: 'date' })
+  from!: string;
+
+  @ApiProperty({ example: '2026-10-30', format: 'date' })
+  to!: string;
+
+  @ApiProperty({ example: 'Europe/Berlin' })
+  timezone!: string;
+}
+
+export class ConversionsReportDto {
+  @ApiProperty({ type: ConversionsDto })
+  data!: ConversionsDto;
+
+  @ApiProperty({ type: ConversionsMetaDto })
+  meta!: ConversionsMetaDto;
+}
