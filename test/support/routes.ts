@@ -9,6 +9,7 @@ export const SAMPLE_QUERIES: Record<string, string> = {
   '/api/v1/sites': '',
   '/api/v1/sites/{id}/events': 'from=2026-01-01&to=2026-01-31&page=1&limit=10',
   '/api/v1/sites/{id}/conversions': 'from=2026-01-01&to=2026-01-31',
+  '/api/v1/sites/{id}/ecommerce': 'from=2026-01-01&to=2026-01-31&limit=5',
 };
 
 export interface RouteUnderTest {
