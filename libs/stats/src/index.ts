@@ -7,3 +7,4 @@ export * from './report-range';
 export * from './report-db';
 export * from './stats.module';
 export * from './commerce';
+export * from './sql/bucket-index';

@@ -1,0 +1,77 @@
+import { DateRangeQueryDto } from '@app/common';
+import { ApiProperty } from '@nestjs/swagger';
+import { ReportMetaDto } from './report-meta.dto';
+
+export class EngagementQueryDto extends DateRangeQueryDto {}
+
+export const SCROLL_BUCKETS = ['0-24', '25-49', '50-74', '75-100'] as const;
+
+export class ScrollDepthBucketDto {
+  /** Deepest % scrolled, inclusive bounds. */
+  @ApiProperty({ enum: SCROLL_BUCKETS, example: '25-49' })
+  bucket!: (typeof SCROLL_BUCKETS)[number];
+
+  /** Pageviews of the range whose `scroll_depth` falls in the bucket. */
+  @ApiProperty({ example: 210 })
+  pageviews!: number;
+
+  /** % of the range's pageviews that carry a `scroll_depth`. */
+  @ApiProperty({ example: 26.25 })
+  share!: number;
+}
+
+export class ReturningVisitorsDto {
+  /** Visitors of the range whose first-ever session started in the range. */
+  @ApiProperty({ example: 610 })
+  new_visitors!: number;
+
+  /** Visitors of the range whose first-ever session started before the range. */
+  @ApiProperty({ example: 192 })
+  returning_visitors!: number;
+
+  /** returning / (new + returning) × 100. */
+  @ApiProperty({ example: 23.94 })
+  returning_share!: number;
+}
+
+export class EngagementDataDto {
+  /** Pageviews of the range's sessions (by session start) / sessions. */
+  @ApiProperty({ example: 3.29 })
+  pages_per_session!: number;
+
+  /** Mean `time_on_page_seconds` over the range's pageviews that carry one. */
+  @ApiProperty({ example: 47.5 })
+  avg_time_on_page_seconds!: number;
+
+  @ApiProperty({
+    type: [ScrollDepthBucketDto],
+    example: [
+      { bucket: '0-24', pageviews: 300, share: 37.5 },
+      { bucket: '25-49', pageviews: 210, share: 26.25 },
+      { bucket: '50-74', pageviews: 170, share: 21.25 },
+      { bucket: '75-100', pageviews: 120, share: 15 },
+    ],
+  })
+  scroll_depth!: ScrollDepthBucketDto[];
+
+  /**
+   * Exact counts over the range's visitors. `null` for cookieless sites: their visitor ids
+   * rotate daily, so a returning visitor cannot be recognised (see `meta.tracking_mode`).
+   */
+  @ApiProperty({ type: ReturningVisitorsDto, nullable: true })
+  returning_visitors!: ReturningVisitorsDto | null;
+}
+
+export class EngagementMetaDto extends ReportMetaDto {
+  /** `cookieless` explains a `null` `returning_visitors`. */
+  @ApiProperty({ enum: ['full', 'cookieless'], example: 'full' })
+  tracking_mode!: 'full' | 'cookieless';
+}
+
+export class EngagementResponseDto {
+  @ApiProperty({ type: EngagementDataDto })
+  data!: EngagementDataDto;
+
+  @ApiProperty({ type: EngagementMetaDto })
+  meta!: EngagementMetaDto;
+}

@@ -1,0 +1,91 @@
+import { AppConfig } from '@app/config';
+import type { Site } from '@app/db';
+import { comparisonRange, rate, reportMeta, reportRange, ReportRange } from '@app/stats';
+import { Injectable } from '@nestjs/common';
+import {
+  HeadlineMetricsDto,
+  MetricChangeDto,
+  OverviewDataDto,
+  OverviewQueryDto,
+  OverviewResponseDto,
+  TopItemDto,
+} from './dto/overview.dto';
+import { HeadlineTotals, OverviewQueries, TopList, TopListRow } from './overview.queries';
+import { average, percentChange } from './report-math';
+
+const HEADLINE_METRICS = [
+  'visitors',
+  'sessions',
+  'pageviews',
+  'bounce_rate',
+  'pages_per_session',
+  'avg_session_duration_seconds',
+] as const;
+
+export function headlineMetrics(t: HeadlineTotals): HeadlineMetricsDto {
+  return {
+    visitors: t.visitors,
+    sessions: t.sessions,
+    pageviews: t.pageviews,
+    bounce_rate: rate(t.bounces, t.sessions),
+    pages_per_session: average(t.sessionPageviews, t.sessions),
+    avg_session_duration_seconds: average(t.durationSeconds, t.sessions),
+  };
+}
+
+/** Change per headline metric, computed from the reported (rounded) values so clients can redo it. */
+export function metricChanges(current: HeadlineMetricsDto, previous: HeadlineMetricsDto): MetricChangeDto {
+  const change = {} as MetricChangeDto;
+  for (const metric of HEADLINE_METRICS) change[metric] = percentChange(current[metric], previous[metric]);
+  return change;
+}
+
+@Injectable()
+export class OverviewService {
+  constructor(
+    private readonly queries: OverviewQueries,
+    private readonly config: AppConfig,
+  ) {}
+
+  async overview(site: Site, query: OverviewQueryDto): Promise<OverviewResponseDto> {
+    const range = reportRange(query, site, this.config.limits.maxRangeDays);
+    const [totals, rows, previous] = await Promise.all([
+      this.queries.headlineTotals(site.id, range),
+      this.queries.topLists(site.id, range, query.limit),
+      query.compare ? this.comparison(site.id, comparisonRange(range, query.compare)) : undefined,
+    ]);
+    const current = headlineMetrics(totals);
+    const top = (list: TopList): TopItemDto[] => topItems(rows, list, totals.sessions);
+    const data: OverviewDataDto = {
+      ...current,
+      top_channels: top('channel'),
+      top_sources: top('source'),
+      top_countries: top('country'),
+      top_devices: top('device'),
+      entry_pages: top('entry_path'),
+      exit_pages: top('exit_path'),
+    };
+    if (previous) {
+      data.comparison = {
+        from: previous.range.from,
+        to: previous.range.to,
+        ...previous.metrics,
+        change: metricChanges(current, previous.metrics),
+      };
+    }
+    return { data, meta: reportMeta(site.id, range) };
+  }
+
+  private async comparison(
+    siteId: number,
+    range: ReportRange,
+  ): Promise<{ range: ReportRange; metrics: HeadlineMetricsDto }> {
+    return { range, metrics: headlineMetrics(await this.queries.headlineTotals(siteId, range)) };
+  }
+}
+
+function topItems(rows: TopListRow[], list: TopList, sessions: number): TopItemDto[] {
+  return rows
+    .filter((r) => r.list === list)
+    .map((r) => ({ value: r.value, sessions: r.sessions, share: rate(r.sessions, sessions) }));
+}
