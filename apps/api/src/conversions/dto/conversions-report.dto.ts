@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 
 export class GoalConversionsDto {
-  @ApiProperty({ example: 2 })
+  @ApiProperty({ type: 'integer', example: 2 })
   id!: number;
 
   @ApiProperty({ example: 'Reached checkout' })
@@ -15,7 +15,7 @@ export class GoalConversionsDto {
   match!: string;
 
   /** Sessions of the range (by session start) that converted this goal, each counted once. */
-  @ApiProperty({ example: 96 })
+  @ApiProperty({ type: 'integer', example: 96 })
   conversions!: number;
 
   /** `conversions` / `sessions` × 100, rounded to 2 decimals; 0 without sessions. */
@@ -25,11 +25,11 @@ export class GoalConversionsDto {
 
 export class ConversionsDto {
   /** Sessions that started in the range. */
-  @ApiProperty({ example: 1500 })
+  @ApiProperty({ type: 'integer', example: 1500 })
   sessions!: number;
 
   /** Sessions of the range that converted at least one goal, each counted once however many goals it converted. */
-  @ApiProperty({ example: 120 })
+  @ApiProperty({ type: 'integer', example: 120 })
   converted_sessions!: number;
 
   /** `converted_sessions` / `sessions` × 100, rounded to 2 decimals; 0 without sessions. */
@@ -42,7 +42,7 @@ export class ConversionsDto {
 }
 
 export class ConversionsMetaDto {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   site_id!: number;
 
   @ApiProperty({ example: '2026-10-01', format: 'date' })

@@ -9,7 +9,7 @@ export class TopProductDto {
   name!: string | null;
 
   /** Units sold: the sum of the item quantities. */
-  @ApiProperty({ example: 42 })
+  @ApiProperty({ type: 'integer', example: 42 })
   quantity!: number;
 
   /** Σ quantity × price over the item lines, exact to the cent. */
@@ -17,7 +17,7 @@ export class TopProductDto {
   revenue!: number;
 
   /** Distinct orders listing the sku. */
-  @ApiProperty({ example: 39 })
+  @ApiProperty({ type: 'integer', example: 39 })
   orders!: number;
 }
 
@@ -29,7 +29,7 @@ export class RevenueDayDto {
   @ApiProperty({ example: 1234.5 })
   revenue!: number;
 
-  @ApiProperty({ example: 31 })
+  @ApiProperty({ type: 'integer', example: 31 })
   orders!: number;
 }
 
@@ -43,7 +43,7 @@ export class EcommerceDto {
   revenue!: number;
 
   /** Orders in the range; a purchase repeating an order_id is the same order. */
-  @ApiProperty({ example: 412 })
+  @ApiProperty({ type: 'integer', example: 412 })
   orders!: number;
 
   /** `revenue` / `orders`, rounded half up to the cent; 0 without orders. */
@@ -51,7 +51,7 @@ export class EcommerceDto {
   average_order_value!: number;
 
   /** Sessions that started in the range and contain at least one order. */
-  @ApiProperty({ example: 398 })
+  @ApiProperty({ type: 'integer', example: 398 })
   purchasing_sessions!: number;
 
   /** `purchasing_sessions` / sessions started in the range × 100, rounded to 2 decimals; 0 without sessions. */
@@ -59,7 +59,7 @@ export class EcommerceDto {
   conversion_rate!: number;
 
   /** Σ item quantities over the orders of the range. */
-  @ApiProperty({ example: 903 })
+  @ApiProperty({ type: 'integer', example: 903 })
   items_sold!: number;
 
   /** By revenue desc, then sku asc (binary order); at most `limit` entries. */
@@ -72,7 +72,7 @@ export class EcommerceDto {
 }
 
 export class EcommerceMetaDto {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   site_id!: number;
 
   @ApiProperty({ example: '2026-10-01', format: 'date' })

@@ -13,16 +13,16 @@ export class RegisteredEventStatsDto {
   registered_at!: string;
 
   /** Event hits with this name whose own timestamp lies in the range. */
-  @ApiProperty({ example: 412 })
+  @ApiProperty({ type: 'integer', example: 412 })
   occurrences!: number;
 
   /** Distinct sessions those event hits belong to. */
-  @ApiProperty({ example: 380 })
+  @ApiProperty({ type: 'integer', example: 380 })
   sessions!: number;
 }
 
 export class EventsMetaDto {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   site_id!: number;
 
   @ApiProperty({ example: '2026-10-01', format: 'date' })
@@ -34,14 +34,14 @@ export class EventsMetaDto {
   @ApiProperty({ example: 'Europe/Berlin' })
   timezone!: string;
 
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   page!: number;
 
-  @ApiProperty({ example: 100 })
+  @ApiProperty({ type: 'integer', example: 100 })
   limit!: number;
 
   /** Registered events of the site over all pages. */
-  @ApiProperty({ example: 4 })
+  @ApiProperty({ type: 'integer', example: 4 })
   total!: number;
 }
 
