@@ -3,6 +3,8 @@ import {
   bucketIndexSql,
   GoalDefinition,
   MISSING_ATTRIBUTE,
+  orderRevenueSql,
+  ordersInRangeSql,
   ReportDb,
   ReportRange,
   sessionConvertedSql,
@@ -36,7 +38,7 @@ export interface BreakdownSums {
  */
 interface MetricSource {
   from: string;
-  where: string;
+  where: (siteId: number, range: ReportRange) => SqlFragment;
   time: string;
   value: (dimension: BreakdownDimension) => string;
   /** Per-row numerator and denominator. */
@@ -70,12 +72,13 @@ export class BreakdownQueries {
     goals: GoalDefinition[],
   ): Promise<string[]> {
     const m = metricSource(metric, goals);
+    const where = m.where(siteId, range);
     const rows = await this.db.select<{ value: string }>(
       `SELECT g.value FROM (
          SELECT ${m.value(dimension)} AS value, ${m.volume} AS volume
-         FROM ${m.from} WHERE ${m.where} GROUP BY 1
+         FROM ${m.from} WHERE ${where.sql} GROUP BY 1
        ) g ORDER BY g.volume DESC, g.value ASC LIMIT ?`,
-      [siteId, range.startUtc, range.endUtc, limit],
+      [...where.params, limit],
     );
     return rows.map((r) => r.value);
   }
@@ -96,6 +99,7 @@ export class BreakdownQueries {
     const m = metricSource(metric, goals);
     const value = m.value(dimension);
     const bucket = bucketIndexSql(this.db.dialect, m.time, buckets);
+    const where = m.where(siteId, range);
     const inTop = top.length === 0 ? '(1 = 0)' : `${value} IN (${top.map(() => '?').join(', ')})`;
     const rows = await this.db.select<
       { is_other: number | null; series: string | null; b: number | null } & SeriesSums
@@ -104,9 +108,9 @@ export class BreakdownQueries {
          SELECT CASE WHEN ${inTop} THEN 0 ELSE 1 END AS is_other,
            CASE WHEN ${inTop} THEN ${value} ELSE '' END AS series,
            ${bucket.sql} AS b, ${m.num.sql} AS num, ${m.den} AS den
-         FROM ${m.from} WHERE ${m.where}
+         FROM ${m.from} WHERE ${where.sql}
        ) t GROUP BY t.is_other, t.series, t.b WITH ROLLUP`,
-      [...top, ...top, ...bucket.params, ...m.num.params, siteId, range.startUtc, range.endUtc],
+      [...top, ...top, ...bucket.params, ...m.num.params, ...where.params],
     );
     const sums: BreakdownSums = {
       top: new Map(top.map((v) => [v, { total: ZERO, points: new Map() }])),
@@ -127,7 +131,10 @@ export class BreakdownQueries {
 function metricSource(metric: BreakdownMetric, goals: GoalDefinition[]): MetricSource {
   const sessions = (num: SqlFragment): MetricSource => ({
     from: 'sessions s',
-    where: 's.site_id = ? AND s.started_at >= ? AND s.started_at < ?',
+    where: (siteId, range) => ({
+      sql: 's.site_id = ? AND s.started_at >= ? AND s.started_at < ?',
+      params: [siteId, range.startUtc, range.endUtc],
+    }),
     time: 's.started_at',
     value: (dimension) => `s.${dimension}`,
     num,
@@ -148,7 +155,10 @@ function metricSource(metric: BreakdownMetric, goals: GoalDefinition[]): MetricS
     case 'pageviews':
       return {
         from: 'hits h LEFT JOIN sessions s ON s.site_id = h.site_id AND s.session_id = h.session_id',
-        where: "h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts < ?",
+        where: (siteId, range) => ({
+          sql: "h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts < ?",
+          params: [siteId, range.startUtc, range.endUtc],
+        }),
         time: 'h.ts',
         value: ofSession,
         num: { sql: '1', params: [] },
@@ -158,12 +168,12 @@ function metricSource(metric: BreakdownMetric, goals: GoalDefinition[]): MetricS
     case 'revenue':
       return {
         from: 'orders o LEFT JOIN sessions s ON s.site_id = o.site_id AND s.session_id = o.session_id',
-        where: 'o.site_id = ? AND o.ts >= ? AND o.ts < ?',
+        where: (siteId, range) => ordersInRangeSql('o', siteId, range),
         time: 'o.ts',
         value: ofSession,
         num: { sql: 'o.revenue', params: [] },
         den: '1',
-        volume: 'SUM(o.revenue)',
+        volume: orderRevenueSql('o'),
       };
   }
 }

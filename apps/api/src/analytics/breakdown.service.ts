@@ -1,6 +1,6 @@
 import { AppConfig } from '@app/config';
 import type { Site } from '@app/db';
-import { buckets, rate, reportMeta, reportRange, round2 } from '@app/stats';
+import { buckets, money, rate, reportMeta, reportRange } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { BreakdownQueries, SeriesSums, SeriesSumsByBucket } from './breakdown.queries';
 import {
@@ -19,7 +19,8 @@ const RATE_METRICS: ReadonlySet<BreakdownMetric> = new Set(['bounce_rate', 'conv
 /** The reported number of a series' sums: a rate over the union of its rows, or the sum itself. */
 export function metricValue(metric: BreakdownMetric, sums: SeriesSums): number {
   if (RATE_METRICS.has(metric)) return rate(Number(sums.num), Number(sums.den));
-  return round2(Number(sums.num));
+  if (metric === 'revenue') return money(sums.num);
+  return Number(sums.num);
 }
 
 @Injectable()

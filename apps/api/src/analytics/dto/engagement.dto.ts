@@ -12,7 +12,7 @@ export class ScrollDepthBucketDto {
   bucket!: (typeof SCROLL_BUCKETS)[number];
 
   /** Pageviews of the range whose `scroll_depth` falls in the bucket. */
-  @ApiProperty({ example: 210 })
+  @ApiProperty({ type: 'integer', example: 210 })
   pageviews!: number;
 
   /** % of the range's pageviews that carry a `scroll_depth`. */
@@ -22,11 +22,11 @@ export class ScrollDepthBucketDto {
 
 export class ReturningVisitorsDto {
   /** Visitors of the range whose first-ever session started in the range. */
-  @ApiProperty({ example: 610 })
+  @ApiProperty({ type: 'integer', example: 610 })
   new_visitors!: number;
 
   /** Visitors of the range whose first-ever session started before the range. */
-  @ApiProperty({ example: 192 })
+  @ApiProperty({ type: 'integer', example: 192 })
   returning_visitors!: number;
 
   /** returning / (new + returning) × 100. */

@@ -27,7 +27,7 @@ export class FunnelQueryDto extends DateRangeQueryDto {
 
 export class FunnelStepResultDto {
   /** 1-based position of the step. */
-  @ApiProperty({ example: 2 })
+  @ApiProperty({ type: 'integer', example: 2 })
   step!: number;
 
   /** The step's definition, echoed. */
@@ -43,7 +43,7 @@ export class FunnelStepResultDto {
   name?: string;
 
   /** Visitors with at least one attempt that reached this step. */
-  @ApiProperty({ example: 120 })
+  @ApiProperty({ type: 'integer', example: 120 })
   visitors!: number;
 
   /** % of step-1 visitors. */
@@ -51,7 +51,7 @@ export class FunnelStepResultDto {
   conversion_rate!: number;
 
   /** Visitors of the previous step who did not reach this one (0 for step 1). */
-  @ApiProperty({ example: 380 })
+  @ApiProperty({ type: 'integer', example: 380 })
   drop_off!: number;
 
   /** drop_off as a % of the previous step's visitors (0 for step 1). */
@@ -60,7 +60,7 @@ export class FunnelStepResultDto {
 }
 
 export class FunnelDataDto {
-  @ApiProperty({ example: 24 })
+  @ApiProperty({ type: 'integer', example: 24 })
   window_hours!: number;
 
   @ApiProperty({
@@ -89,7 +89,7 @@ export class FunnelDataDto {
   steps!: FunnelStepResultDto[];
 
   /** Visitors who reached the last step. */
-  @ApiProperty({ example: 120 })
+  @ApiProperty({ type: 'integer', example: 120 })
   completed_visitors!: number;
 
   /** completed_visitors as a % of step-1 visitors. */

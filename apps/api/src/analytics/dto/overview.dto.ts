@@ -29,7 +29,7 @@ export class TopItemDto {
   value!: string;
 
   /** Sessions of the range with this value; for entry/exit pages, the sessions entering/leaving there. */
-  @ApiProperty({ example: 412 })
+  @ApiProperty({ type: 'integer', example: 412 })
   sessions!: number;
 
   /** `sessions` as a % of all sessions of the range (0–100, 2 decimals). */
@@ -39,15 +39,15 @@ export class TopItemDto {
 
 export class HeadlineMetricsDto {
   /** Distinct visitor ids over the sessions of the range: an exact count, never an estimate. */
-  @ApiProperty({ example: 802 })
+  @ApiProperty({ type: 'integer', example: 802 })
   visitors!: number;
 
   /** Sessions that started in the range. */
-  @ApiProperty({ example: 1070 })
+  @ApiProperty({ type: 'integer', example: 1070 })
   sessions!: number;
 
   /** Pageviews whose own timestamp is in the range. */
-  @ApiProperty({ example: 3518 })
+  @ApiProperty({ type: 'integer', example: 3518 })
   pageviews!: number;
 
   /** % of the range's sessions that bounced (exactly one hit, a pageview). */

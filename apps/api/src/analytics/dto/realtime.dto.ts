@@ -37,16 +37,16 @@ export class ActivePageDto {
   value!: string;
 
   /** Distinct visitors with a pageview of this path in the last 5 minutes. */
-  @ApiProperty({ example: 4 })
+  @ApiProperty({ type: 'integer', example: 4 })
   active_visitors!: number;
 }
 
 export class RealtimeDataDto {
   /** Distinct visitors with any hit in the last 5 minutes (exact). */
-  @ApiProperty({ example: 12 })
+  @ApiProperty({ type: 'integer', example: 12 })
   active_visitors!: number;
 
-  @ApiProperty({ example: 87 })
+  @ApiProperty({ type: 'integer', example: 87 })
   pageviews_last_30_minutes!: number;
 
   /** The 20 newest pageviews of the last 30 minutes, newest first. */
@@ -63,7 +63,7 @@ export class RealtimeDataDto {
 }
 
 export class RealtimeMetaDto {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   site_id!: number;
 
   /** The site's timezone, for displaying the UTC timestamps. */

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 
 /** The `meta` of a date-range report (SPEC §3). */
 export class ReportMetaDto {
-  @ApiProperty({ example: 1 })
+  @ApiProperty({ type: 'integer', example: 1 })
   site_id!: number;
 
   /** First day of the report, inclusive, in `timezone`. */
