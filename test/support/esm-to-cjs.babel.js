@@ -62,6 +62,14 @@ function createRequireToJestRequire({ types: t }) {
           );
         } else if (parent.isMemberExpression() && t.isIdentifier(parent.node.property, { name: 'resolve' })) {
           parent.replaceWith(t.memberExpression(t.identifier('require'), t.identifier('resolve')));
+        } else if (parent.isMemberExpression() && t.isIdentifier(parent.node.property, { name: 'dirname' })) {
+          // import.meta.dirname / .filename (Node 20.11+; @nestjs/terminus uses dirname)
+          parent.replaceWith(t.identifier('__dirname'));
+        } else if (
+          parent.isMemberExpression() &&
+          t.isIdentifier(parent.node.property, { name: 'filename' })
+        ) {
+          parent.replaceWith(t.identifier('__filename'));
         }
       },
     },

@@ -17,7 +17,15 @@ const UNAVAILABLE_CODES = new Set([
   'DATABASE_UNAVAILABLE',
 ]);
 
+/**
+ * Driver and pool failures that carry no code: the pool is closed or its queue full, TypeORM
+ * has not connected yet (the API booted without a database), a connection was lost.
+ */
+const UNAVAILABLE_MESSAGES =
+  /Pool is closed|Queue limit reached|No connections available|Connection is not established|connect ETIMEDOUT|Connection lost|closed state/i;
+
 interface DriverLikeError {
+  message?: string;
   code?: string;
   errno?: number;
   fatal?: boolean;
@@ -45,6 +53,7 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
   if (e.fatal === true) return true;
   return (
     e.name === 'CannotConnectError' ||
-    /Pool is closed|connect ETIMEDOUT|Connection lost/i.test(String((error as Error).message ?? ''))
+    UNAVAILABLE_MESSAGES.test(String((error as Error).message ?? '')) ||
+    UNAVAILABLE_MESSAGES.test(String(e.message ?? ''))
   );
 }

@@ -8,3 +8,5 @@ export * from './problem.filter';
 export * from './query-decorators';
 export * from './validation.pipe';
 export * from './date-range-query.dto';
+export * from './request-target.middleware';
+export * from './send-problem';

@@ -40,6 +40,14 @@ export class ProblemFilter implements ExceptionFilter {
       const errors = [{ parameter: exception.parameter, message: exception.message }];
       return problem(HttpStatus.BAD_REQUEST, exception.message, { errors });
     }
+    const clientError = httpErrorStatus(exception);
+    if (clientError !== undefined) {
+      // Errors raised by Express or Node before Nest's pipeline (http-errors): the client's fault.
+      const detail = (exception as Error).message || problem(clientError, '').title;
+      return clientError === Number(HttpStatus.BAD_REQUEST)
+        ? problem(clientError, detail, { errors: [{ parameter: 'path', message: detail }] })
+        : problem(clientError, detail);
+    }
     if (isTimeBudgetError(exception)) {
       this.logger.warn('a query exceeded its time budget');
       return problem(
@@ -48,7 +56,8 @@ export class ProblemFilter implements ExceptionFilter {
       );
     }
     if (isDatabaseUnavailableError(exception)) {
-      this.logger.warn(`database unavailable: ${(exception as Error).message}`);
+      // The DatabaseMonitor logs each outage once; one line per failed request would flood the log.
+      this.logger.debug?.(`database unavailable: ${(exception as Error).message}`);
       return problem(HttpStatus.SERVICE_UNAVAILABLE, 'The database is unavailable. Retry later.');
     }
     this.logger.error(
@@ -56,6 +65,16 @@ export class ProblemFilter implements ExceptionFilter {
     );
     return problem(HttpStatus.INTERNAL_SERVER_ERROR, 'An unexpected error occurred.');
   }
+}
+
+/** The 4xx status of an http-errors style error (`status`/`statusCode`), if it is one. */
+function httpErrorStatus(exception: unknown): number | undefined {
+  if (typeof exception !== 'object' || exception === null) return undefined;
+  const e = exception as { status?: unknown; statusCode?: unknown; expose?: unknown };
+  const status = typeof e.status === 'number' ? e.status : e.statusCode;
+  return typeof status === 'number' && status >= 400 && status < 500 && e.expose !== false
+    ? status
+    : undefined;
 }
 
 function isProblem(value: unknown): value is ProblemBody {

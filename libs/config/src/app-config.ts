@@ -87,6 +87,51 @@ class Environment {
   @Min(100)
   DB_CONNECT_TIMEOUT_MS?: number;
 
+  /** Longest a mysql2 pool request may queue for a connection before failing (503) at once. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(0)
+  DB_QUEUE_LIMIT?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(100)
+  @Max(60_000)
+  DB_HEALTH_INTERVAL_MS?: number;
+  /** Host part of the read-only account `migrate` creates for API_DATABASE_URL's user. */
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9._%:-]{1,255}$/, { message: 'must be a MariaDB host pattern such as % or 10.0.%' })
+  API_DB_USER_HOST?: string;
+
+  @IsOptional()
+  @Matches(/^rediss?:\/\/\S+$/, { message: 'must look like redis://host:6379' })
+  REDIS_URL?: string;
+  @IsOptional()
+  @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'must be 1–64 letters, digits or : _ . -' })
+  REDIS_KEY_PREFIX?: string;
+
+  @IsOptional()
+  @IsString()
+  CORS_ORIGINS?: string;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(256)
+  @Max(65_536)
+  MAX_URL_BYTES?: number;
+  @IsOptional()
+  @Matches(/^(true|false|\d{1,2}|[0-9A-Fa-f.:/,\s]+|loopback|linklocal|uniquelocal)$/, {
+    message: 'must be true, false, a hop count, or a comma-separated list of addresses/subnets',
+  })
+  TRUST_PROXY?: string;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(0)
+  @Max(600_000)
+  SHUTDOWN_TIMEOUT_MS?: number;
+
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     message: 'must be one of fatal, error, warn, info, debug, trace, silent',
@@ -111,6 +156,45 @@ export interface Limits {
   funnelStepsMaxBytes: number;
 }
 
+export interface HttpSettings {
+  /** Origins allowed by CORS; empty: CORS off. `*` allows any origin. */
+  corsOrigins: string[];
+  /** Longest request target (path and query) accepted; longer is a 414. */
+  maxUrlBytes: number;
+  /** Express `trust proxy`: whose X-Forwarded-For to believe for the client address. */
+  trustProxy: boolean | number | string;
+  /** How long SIGTERM waits for in-flight requests before the process exits anyway. */
+  shutdownTimeoutMs: number;
+}
+
+export interface RedisSettings {
+  /** Shared rate-limit counters; unset: each process counts on its own. */
+  url: string | undefined;
+  keyPrefix: string;
+}
+
+export interface DatabaseReliability {
+  /** Requests that may wait for a pooled connection; beyond it a request fails at once (503). */
+  queueLimit: number;
+  /** How often the API checks the database (and reconnects when it booted without one). */
+  healthIntervalMs: number;
+  /** Host part of the read-only database account created by `migrate`. */
+  apiUserHost: string;
+}
+
+export const DEFAULT_HTTP: HttpSettings = {
+  corsOrigins: [],
+  maxUrlBytes: 8192,
+  trustProxy: false,
+  shutdownTimeoutMs: 10_000,
+};
+
+export const DEFAULT_DB_RELIABILITY: DatabaseReliability = {
+  queueLimit: 1000,
+  healthIntervalMs: 1000,
+  apiUserHost: '%',
+};
+
 /** Typed, validated configuration; injected wherever a setting is needed. */
 export class AppConfig {
   constructor(
@@ -124,6 +208,9 @@ export class AppConfig {
     readonly dbPoolSize: number,
     readonly dbConnectTimeoutMs: number,
     readonly logLevel: string,
+    readonly http: HttpSettings = DEFAULT_HTTP,
+    readonly redis: RedisSettings = { url: undefined, keyPrefix: 'stats-api:' },
+    readonly dbReliability: DatabaseReliability = DEFAULT_DB_RELIABILITY,
   ) {}
 }
 
@@ -203,9 +290,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     parsed.HOST ?? '0.0.0.0',
     limitsFrom(parsed),
     parsed.DB_POOL_SIZE ?? 10,
-    parsed.DB_CONNECT_TIMEOUT_MS ?? 1000,
+    // Short enough that a request to an unreachable database is answered 503 within a second.
+    parsed.DB_CONNECT_TIMEOUT_MS ?? 500,
     parsed.LOG_LEVEL ?? 'info',
+    {
+      corsOrigins: (parsed.CORS_ORIGINS ?? '')
+        .split(',')
+        .map((o) => o.trim())
+        .filter(Boolean),
+      maxUrlBytes: parsed.MAX_URL_BYTES ?? DEFAULT_HTTP.maxUrlBytes,
+      trustProxy: parseTrustProxy(parsed.TRUST_PROXY),
+      shutdownTimeoutMs: parsed.SHUTDOWN_TIMEOUT_MS ?? DEFAULT_HTTP.shutdownTimeoutMs,
+    },
+    { url: parsed.REDIS_URL, keyPrefix: parsed.REDIS_KEY_PREFIX ?? 'stats-api:' },
+    {
+      queueLimit: parsed.DB_QUEUE_LIMIT ?? DEFAULT_DB_RELIABILITY.queueLimit,
+      healthIntervalMs: parsed.DB_HEALTH_INTERVAL_MS ?? DEFAULT_DB_RELIABILITY.healthIntervalMs,
+      apiUserHost: parsed.API_DB_USER_HOST ?? DEFAULT_DB_RELIABILITY.apiUserHost,
+    },
   );
+}
+
+function parseTrustProxy(value: string | undefined): boolean | number | string {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return value;
 }
 
 /**

@@ -1,14 +1,30 @@
 import type { DatabaseLocation } from '@app/config';
 import type { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
+import { guardedMysqlDriver } from './guarded-mysql-driver';
 import { MIGRATIONS } from './migrations';
+import { ApiTypeOrmLogger } from './typeorm-logger';
 
 export interface PoolOptions {
   poolSize?: number;
   connectTimeoutMs?: number;
+  /**
+   * The API's settings: a client-side limit per statement (a statement over it fails and
+   * loses its connection), and how many requests may queue for a connection before one fails
+   * at once. Not for the CLI, whose imports and aggregations run as long as they need.
+   */
+  api?: { statementTimeoutMs: number; queueLimit: number };
 }
 
 export function dataSourceOptions(location: DatabaseLocation, pool: PoolOptions = {}): DataSourceOptions {
+  const api = pool.api
+    ? {
+        driver: guardedMysqlDriver(),
+        maxQueryExecutionTime: pool.api.statementTimeoutMs,
+        enableQueryTimeout: true,
+        logger: new ApiTypeOrmLogger(),
+      }
+    : {};
   return {
     type: 'mysql',
     host: location.host,
@@ -29,6 +45,7 @@ export function dataSourceOptions(location: DatabaseLocation, pool: PoolOptions 
     logging: false,
     poolSize: pool.poolSize ?? 10,
     connectTimeout: pool.connectTimeoutMs ?? 1000,
-    extra: { enableKeepAlive: true },
+    ...api,
+    extra: { enableKeepAlive: true, ...(pool.api ? { queueLimit: pool.api.queueLimit } : {}) },
   };
 }

@@ -3,6 +3,7 @@ import { DynamicModule, Global, Injectable, Module } from '@nestjs/common';
 import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ensureDatabase } from './admin';
+import { DatabaseMonitor } from './database-monitor';
 import { dataSourceOptions } from './data-source-options';
 import { dialectForServerVersion, SqlDialect } from './dialect';
 import { ENTITIES } from './entities';
@@ -41,7 +42,11 @@ export class DatabaseConnector {
 @Module({})
 export class DatabaseModule {
   /**
-   * `api`: the API's connection (read-only user when API_DATABASE_URL is set), opened at boot.
+   * `api`: the API's connection (read-only user when API_DATABASE_URL is set), opened by the
+   * DatabaseMonitor at boot and retried until the database answers, so that the API boots
+   * and answers 503 while the database is down. Its statements carry a client-side timeout
+   * just above the query time budget, so that none can hang on a database that stopped
+   * answering.
    * `admin`: the operator's connection, opened by DatabaseConnector when a command needs it,
    * so that `--help` works without a database and `migrate` can create it.
    */
@@ -56,16 +61,22 @@ export class DatabaseModule {
             ...dataSourceOptions(role === 'api' ? config.apiDatabase : config.database, {
               poolSize: config.dbPoolSize,
               connectTimeoutMs: config.dbConnectTimeoutMs,
+              api:
+                role === 'api'
+                  ? {
+                      statementTimeoutMs: config.limits.queryTimeoutMs + 1000,
+                      queueLimit: config.dbReliability.queueLimit,
+                    }
+                  : undefined,
             }),
-            manualInitialization: role === 'admin',
-            retryAttempts: role === 'api' ? 2 : 0,
-            retryDelay: 1000,
+            manualInitialization: true,
+            retryAttempts: 0,
           }),
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      providers: [Sql, DatabaseConnector],
-      exports: [TypeOrmModule, Sql, DatabaseConnector],
+      providers: [Sql, DatabaseConnector, ...(role === 'api' ? [DatabaseMonitor] : [])],
+      exports: [TypeOrmModule, Sql, DatabaseConnector, ...(role === 'api' ? [DatabaseMonitor] : [])],
     };
   }
 }
