@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { AnalyticsController } from '../apps/api/src/analytics/analytics.controller';
-import { buildOpenApiDocument } from '../apps/api/src/configure-app';
+import { buildOpenApiDocument } from '../apps/api/src/openapi';
 import { event, pageview, purchase } from './support/hits';
 import { TestEnv } from './support/test-env';
 

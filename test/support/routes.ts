@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { buildOpenApiDocument } from '../../apps/api/src/configure-app';
+import { buildOpenApiDocument } from '../../apps/api/src/openapi';
 
 /**
  * A valid query for each route that needs one. Every path of the OpenAPI document must be

@@ -1,4 +1,4 @@
-import { ProblemDetailsDto } from '@app/common';
+import { ApiProblemResponse } from '@app/common';
 import type { Site } from '@app/db';
 import {
   applyDecorators,
@@ -7,7 +7,7 @@ import {
   SetMetadata,
   UseGuards,
 } from '@nestjs/common';
-import { ApiForbiddenResponse, ApiNotFoundResponse, ApiParam } from '@nestjs/swagger';
+import { ApiParam } from '@nestjs/swagger';
 import type { AuthenticatedRequest, Principal } from './principal';
 import { SiteAccessGuard } from './site-access.guard';
 
@@ -28,11 +28,8 @@ export const SiteScoped = () =>
       description: 'Numeric site id',
       schema: { type: 'integer', minimum: 1, example: 1 },
     }),
-    ApiNotFoundResponse({ description: 'No site with that id', type: ProblemDetailsDto }),
-    ApiForbiddenResponse({
-      description: "The key's user is not a member of this site",
-      type: ProblemDetailsDto,
-    }),
+    ApiProblemResponse(404, 'No site with that id'),
+    ApiProblemResponse(403, "The key's user is not a member of this site"),
   );
 
 /** The site loaded by the SiteAccessGuard. */
