@@ -2,30 +2,15 @@ import { AppConfig } from '@app/config';
 import { problem, PROBLEM_CONTENT_TYPE, requestTargetMiddleware } from '@app/common';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import helmet from 'helmet';
 import type { Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { Logger } from 'nestjs-pino';
 import { requestIdMiddleware } from './observability/request-id';
+import { buildOpenApiDocument } from './openapi';
 
 export const DOCS_PATH = 'api/docs';
-
-export function buildOpenApiDocument(app: INestApplication) {
-  const config = new DocumentBuilder()
-    .setTitle('Statistics API')
-    .setDescription(
-      'Read-only API over a web-analytics product: sites, traffic, engagement, realtime, funnels, ' +
-        'registered events, conversions and e-commerce. Every request carries `Authorization: Bearer <key>`. ' +
-        'Errors are RFC 9457 problem details (`application/problem+json`).',
-    )
-    .setVersion('1')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'An API key, `sk_…`' })
-    .build();
-  return SwaggerModule.createDocument(app, config, {
-    operationIdFactory: (_controllerKey: string, methodKey: string) => methodKey,
-  });
-}
 
 /**
  * Security headers. The CSP is helmet's default minus `upgrade-insecure-requests` (the API
