@@ -10,3 +10,5 @@ export * from './validation.pipe';
 export * from './date-range-query.dto';
 export * from './request-target.middleware';
 export * from './send-problem';
+export * from './csv';
+export * from './csv-export';
