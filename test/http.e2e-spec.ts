@@ -121,7 +121,7 @@ describe('HTTP conventions: problem bodies, 400, 404, 405, pagination', () => {
         }),
       ]),
     );
-    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '405', '429', '503']);
+    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '405', '406', '429', '503']);
     const ui = await request(app.getHttpServer()).get('/api/docs/');
     expect(ui.status).toBe(200);
     expect(ui.text).toContain('swagger');

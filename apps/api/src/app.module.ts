@@ -1,9 +1,9 @@
 import { ApiKeyGuard, AuthModule } from '@app/auth';
-import { ApiValidationPipe, MethodNotAllowedMiddleware, ProblemFilter } from '@app/common';
+import { ApiValidationPipe, CsvInterceptor, MethodNotAllowedMiddleware, ProblemFilter } from '@app/common';
 import { ConfigModule } from '@app/config';
 import { DatabaseModule } from '@app/db';
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_PIPE, RouterModule } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, RouterModule } from '@nestjs/core';
 import { API_PREFIX, API_ROUTES, API_V1_MODULES } from './api-v1.routes';
 import { DatabaseAvailableMiddleware } from './health/database-available.middleware';
 import { HealthModule } from './health/health.module';
@@ -12,7 +12,7 @@ import { RateLimitMiddleware } from './rate-limit/rate-limit.middleware';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
 
 /**
- * Every global piece (guard, pipe, filter, middleware) is registered here, not in main.ts,
+ * Every global piece (guard, pipe, filter, interceptor, middleware) is registered here, not in main.ts,
  * so that a test building this module behaves exactly like production. What must run before
  * Express matches a route (request id, request-target checks, security headers) is in
  * configureApp().
@@ -32,6 +32,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     { provide: APP_GUARD, useClass: ApiKeyGuard },
     { provide: APP_PIPE, useClass: ApiValidationPipe },
     { provide: APP_FILTER, useClass: ProblemFilter },
+    { provide: APP_INTERCEPTOR, useClass: CsvInterceptor },
   ],
 })
 export class AppModule implements NestModule {

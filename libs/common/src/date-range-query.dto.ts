@@ -1,12 +1,13 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
+import { FormatQueryDto } from './format-query.dto';
 
 /**
  * The date range of every report (SPEC §3). The format is checked here; calendar validity,
  * `from` ≤ `to`, the range limit and the zone are checked by resolveRange() and answered as
  * 400s naming the parameter.
  */
-export class DateRangeQueryDto {
+export class DateRangeQueryDto extends FormatQueryDto {
   @ApiPropertyOptional({
     description: 'First day, inclusive, in the report timezone. Default: `to` − 29 days.',
     format: 'date',

@@ -12,3 +12,5 @@ export * from './request-target.middleware';
 export * from './send-problem';
 export * from './csv';
 export * from './csv-export';
+export * from './format-query.dto';
+export * from './report-meta.dto';

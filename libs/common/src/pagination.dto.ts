@@ -1,8 +1,9 @@
 import { LIMITS } from '@app/config';
 import { ApiProperty } from '@nestjs/swagger';
+import { FormatQueryDto } from './format-query.dto';
 import { QueryInt } from './query-decorators';
 
-export class PaginationQueryDto {
+export class PaginationQueryDto extends FormatQueryDto {
   @QueryInt({ min: 1, max: 1_000_000, default: 1, description: 'Page number, from 1' })
   page: number = 1;
 

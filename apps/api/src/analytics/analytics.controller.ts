@@ -1,8 +1,9 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
-import { ApiStandardErrors } from '@app/common';
+import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { BREAKDOWN_CSV, ENGAGEMENT_CSV, FUNNEL_CSV, OVERVIEW_CSV } from './analytics.csv';
 import { BreakdownService } from './breakdown.service';
 import { BreakdownQueryDto, BreakdownResponseDto } from './dto/breakdown.dto';
 import { EngagementQueryDto, EngagementResponseDto } from './dto/engagement.dto';
@@ -41,7 +42,7 @@ export class AnalyticsController {
       "range's sessions. With `compare`, `data.comparison` holds the headline metrics of the comparison " +
       'range and their % change (`null` when the previous value is 0).',
   })
-  @ApiOkResponse({ type: OverviewResponseDto })
+  @CsvExport(OVERVIEW_CSV)
   overview(@CurrentSite() site: Site, @Query() query: OverviewQueryDto): Promise<OverviewResponseDto> {
     return this.overviews.overview(site, query);
   }
@@ -55,7 +56,7 @@ export class AnalyticsController {
       'bounce_rate and conv_rate; pageviews; revenue), ties by value. The last series is always "Other": ' +
       'every remaining value, rates computed over their union; zeros when nothing remains.',
   })
-  @ApiOkResponse({ type: BreakdownResponseDto })
+  @CsvExport(BREAKDOWN_CSV)
   breakdown(@CurrentSite() site: Site, @Query() query: BreakdownQueryDto): Promise<BreakdownResponseDto> {
     return this.breakdowns.breakdown(site, query);
   }
@@ -68,7 +69,7 @@ export class AnalyticsController {
       `${RANGE_NOTE} \`returning_visitors\` is \`null\` for cookieless sites (\`meta.tracking_mode\`): ` +
       'their visitor ids rotate daily.',
   })
-  @ApiOkResponse({ type: EngagementResponseDto })
+  @CsvExport(ENGAGEMENT_CSV)
   engagement(@CurrentSite() site: Site, @Query() query: EngagementQueryDto): Promise<EngagementResponseDto> {
     return this.engagements.engagement(site, query);
   }
@@ -95,7 +96,7 @@ export class AnalyticsController {
       'k+1 when a later hit (hit order) matches step k+1 no later than t1 + `window_hours`, even after `to`. ' +
       'A visitor counts for a step when any attempt reaches it.',
   })
-  @ApiOkResponse({ type: FunnelResponseDto })
+  @CsvExport(FUNNEL_CSV)
   funnel(@CurrentSite() site: Site, @Query() query: FunnelQueryDto): Promise<FunnelResponseDto> {
     return this.funnels.funnel(site, query);
   }

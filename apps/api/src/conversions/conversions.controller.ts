@@ -1,11 +1,12 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
-import { ApiStandardErrors } from '@app/common';
+import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConversionsQueryDto } from './dto/conversions-query.dto';
 import { ConversionsReportDto } from './dto/conversions-report.dto';
 import { ConversionsService } from './conversions.service';
+import { CONVERSIONS_CSV } from './conversions.csv';
 
 @ApiTags('conversions')
 @ApiBearerAuth()
@@ -28,7 +29,7 @@ export class ConversionsController {
       'goal however many matching hits it has, and once in `converted_sessions` however many goals ' +
       'it converted. Goals are ordered by id. Counts are exact.',
   })
-  @ApiOkResponse({ type: ConversionsReportDto })
+  @CsvExport(CONVERSIONS_CSV)
   report(@CurrentSite() site: Site, @Query() query: ConversionsQueryDto): Promise<ConversionsReportDto> {
     return this.conversions.report(site, query);
   }

@@ -1,11 +1,12 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
-import { ApiStandardErrors } from '@app/common';
+import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EcommerceQueryDto } from './dto/ecommerce-query.dto';
 import { EcommerceReportDto } from './dto/ecommerce-report.dto';
 import { EcommerceService } from './ecommerce.service';
+import { ECOMMERCE_CSV } from './ecommerce.csv';
 
 @ApiTags('ecommerce')
 @ApiBearerAuth()
@@ -28,7 +29,7 @@ export class EcommerceController {
       'decimals; product revenue is Σ quantity × price of its item lines, which need not add up to ' +
       'the order revenue the tracker sent. All figures are exact.',
   })
-  @ApiOkResponse({ type: EcommerceReportDto })
+  @CsvExport(ECOMMERCE_CSV)
   report(@CurrentSite() site: Site, @Query() query: EcommerceQueryDto): Promise<EcommerceReportDto> {
     return this.ecommerce.report(site, query);
   }

@@ -1,11 +1,12 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
-import { ApiStandardErrors } from '@app/common';
+import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EventsQueryDto } from './dto/events-query.dto';
 import { EventListDto } from './dto/event-list.dto';
 import { EventsService } from './events.service';
+import { EVENTS_CSV } from './events.csv';
 
 @ApiTags('events')
 @ApiBearerAuth()
@@ -26,7 +27,7 @@ export class EventsController {
       'Registered events without hits are listed with 0; hits of unregistered names are not listed. ' +
       'Counts are exact.',
   })
-  @ApiOkResponse({ type: EventListDto })
+  @CsvExport(EVENTS_CSV)
   list(@CurrentSite() site: Site, @Query() query: EventsQueryDto): Promise<EventListDto> {
     return this.events.list(site, query);
   }

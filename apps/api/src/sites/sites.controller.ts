@@ -1,9 +1,10 @@
 import { CurrentPrincipal, Principal } from '@app/auth';
-import { ApiStandardErrors, PaginationQueryDto } from '@app/common';
+import { ApiStandardErrors, CsvExport, PaginationQueryDto } from '@app/common';
 import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { SiteListDto } from './dto/site.dto';
 import { SitesService } from './sites.service';
+import { SITES_CSV } from './sites.csv';
 
 @ApiTags('sites')
 @ApiBearerAuth()
@@ -14,7 +15,7 @@ export class SitesController {
 
   @Get()
   @ApiOperation({ operationId: 'listSites', summary: 'The sites this key can read, ordered by id' })
-  @ApiOkResponse({ type: SiteListDto })
+  @CsvExport(SITES_CSV)
   list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto): Promise<SiteListDto> {
     return this.sites.list(principal.userId, query.page, query.limit);
   }

@@ -1,7 +1,7 @@
 import { DateRangeQueryDto, QueryInt } from '@app/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { ReportMetaDto } from './report-meta.dto';
+import { ReportMetaDto } from '@app/common';
 
 export const BREAKDOWN_METRICS = ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'] as const;
 export type BreakdownMetric = (typeof BREAKDOWN_METRICS)[number];

@@ -1,6 +1,6 @@
 import { DateRangeQueryDto } from '@app/common';
 import { ApiProperty } from '@nestjs/swagger';
-import { ReportMetaDto } from './report-meta.dto';
+import { ReportMetaDto } from '@app/common';
 
 export class EngagementQueryDto extends DateRangeQueryDto {}
 

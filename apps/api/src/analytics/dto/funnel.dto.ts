@@ -2,7 +2,7 @@ import { DateRangeQueryDto, QueryInt } from '@app/common';
 import { LIMITS } from '@app/config';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString } from 'class-validator';
-import { ReportMetaDto } from './report-meta.dto';
+import { ReportMetaDto } from '@app/common';
 
 export class FunnelQueryDto extends DateRangeQueryDto {
   @ApiProperty({

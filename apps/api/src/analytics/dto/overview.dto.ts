@@ -1,7 +1,7 @@
 import { DateRangeQueryDto, QueryInt } from '@app/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
-import { ReportMetaDto } from './report-meta.dto';
+import { ReportMetaDto } from '@app/common';
 
 export const COMPARE_MODES = ['previous_period', 'year_over_year'] as const;
 export type CompareMode = (typeof COMPARE_MODES)[number];

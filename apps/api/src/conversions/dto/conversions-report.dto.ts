@@ -1,3 +1,4 @@
+import { ReportMetaDto } from '@app/common';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class GoalConversionsDto {
@@ -41,24 +42,10 @@ export class ConversionsDto {
   goals!: GoalConversionsDto[];
 }
 
-export class ConversionsMetaDto {
-  @ApiProperty({ type: 'integer', example: 1 })
-  site_id!: number;
-
-  @ApiProperty({ example: '2026-10-01', format: 'date' })
-  from!: string;
-
-  @ApiProperty({ example: '2026-10-30', format: 'date' })
-  to!: string;
-
-  @ApiProperty({ example: 'Europe/Berlin' })
-  timezone!: string;
-}
-
 export class ConversionsReportDto {
   @ApiProperty({ type: ConversionsDto })
   data!: ConversionsDto;
 
-  @ApiProperty({ type: ConversionsMetaDto })
-  meta!: ConversionsMetaDto;
+  @ApiProperty({ type: ReportMetaDto })
+  meta!: ReportMetaDto;
 }

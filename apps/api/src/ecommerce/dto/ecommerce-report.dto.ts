@@ -1,3 +1,4 @@
+import { ReportMetaDto } from '@app/common';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class TopProductDto {
@@ -71,24 +72,10 @@ export class EcommerceDto {
   revenue_by_day!: RevenueDayDto[];
 }
 
-export class EcommerceMetaDto {
-  @ApiProperty({ type: 'integer', example: 1 })
-  site_id!: number;
-
-  @ApiProperty({ example: '2026-10-01', format: 'date' })
-  from!: string;
-
-  @ApiProperty({ example: '2026-10-30', format: 'date' })
-  to!: string;
-
-  @ApiProperty({ example: 'Europe/Berlin' })
-  timezone!: string;
-}
-
 export class EcommerceReportDto {
   @ApiProperty({ type: EcommerceDto })
   data!: EcommerceDto;
 
-  @ApiProperty({ type: EcommerceMetaDto })
-  meta!: EcommerceMetaDto;
+  @ApiProperty({ type: ReportMetaDto })
+  meta!: ReportMetaDto;
 }

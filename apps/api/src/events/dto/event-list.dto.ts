@@ -1,3 +1,4 @@
+import { ReportMetaDto } from '@app/common';
 import { ApiProperty } from '@nestjs/swagger';
 
 export class RegisteredEventStatsDto {
@@ -21,19 +22,7 @@ export class RegisteredEventStatsDto {
   sessions!: number;
 }
 
-export class EventsMetaDto {
-  @ApiProperty({ type: 'integer', example: 1 })
-  site_id!: number;
-
-  @ApiProperty({ example: '2026-10-01', format: 'date' })
-  from!: string;
-
-  @ApiProperty({ example: '2026-10-30', format: 'date' })
-  to!: string;
-
-  @ApiProperty({ example: 'Europe/Berlin' })
-  timezone!: string;
-
+export class EventsMetaDto extends ReportMetaDto {
   @ApiProperty({ type: 'integer', example: 1 })
   page!: number;
 

@@ -1,0 +1,13 @@
+import type { CsvExportOptions, CsvRow } from '@app/common';
+import { ConversionsReportDto } from './dto/conversions-report.dto';
+
+/** One row per goal. */
+export const CONVERSIONS_CSV: CsvExportOptions<ConversionsReportDto> = {
+  type: ConversionsReportDto,
+  filename: 'goals',
+  table: ({ data }) => ({
+    columns: ['id', 'name', 'type', 'match', 'conversions', 'conversion_rate'],
+    rows: data.goals.map((g): CsvRow => ({ ...g })),
+  }),
+  example: 'id,name,type,match,conversions,conversion_rate\r\n1,Signed up,event,signup,96,3.2\r\n',
+};

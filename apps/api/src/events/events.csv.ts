@@ -1,0 +1,14 @@
+import type { CsvExportOptions, CsvRow } from '@app/common';
+import { EventListDto } from './dto/event-list.dto';
+
+/** One row per registered event of the page. */
+export const EVENTS_CSV: CsvExportOptions<EventListDto> = {
+  type: EventListDto,
+  filename: 'events',
+  table: ({ data }) => ({
+    columns: ['name', 'description', 'registered_at', 'occurrences', 'sessions'],
+    rows: data.map((e): CsvRow => ({ ...e })),
+  }),
+  example:
+    'name,description,registered_at,occurrences,sessions\r\nsignup,A visitor created an account,2026-09-01T08:00:00.000Z,412,380\r\n',
+};
