@@ -6,22 +6,28 @@ import { TestEnv } from './support/test-env';
 /** Parses RFC 4180 text (quoted fields, doubled quotes, CRLF records) to check what clients will read. */
 function parseCsv(text: string): string[][] {
   const records: string[][] = [];
-  let field = '';
   let record: string[] = [];
+  let field = '';
   let quoted = false;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') ((field += '"'), i++);
-      else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') (record.push(field), (field = ''));
-    else if (c === '\r' && text[i + 1] === '\n') {
+    if (quoted && c === '"' && text[i + 1] === '"') {
+      field += '"';
+      i++;
+    } else if (c === '"') {
+      quoted = !quoted;
+    } else if (!quoted && c === ',') {
+      record.push(field);
+      field = '';
+    } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
       record.push(field);
       records.push(record);
-      ((record = []), (field = ''), i++);
-    } else field += c;
+      record = [];
+      field = '';
+      i++;
+    } else {
+      field += c;
+    }
   }
   return records;
 }
