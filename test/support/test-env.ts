@@ -3,21 +3,22 @@ import { generateApiKey } from '@app/auth';
 import { AppConfig, DatabaseLocation, loadConfig } from '@app/config';
 import { dataSourceOptions, dialectForServerVersion, dropDatabase, ensureDatabase, Sql } from '@app/db';
 import { HitImporter, ImportSummary, SessionAggregator } from '@app/ingest';
-import { INestApplication } from '@nestjs/common';
+import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { ChildProcess, execSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
+import { ApiProcess, startApiProcess, waitForBuild } from '../../scripts/fault/api-process';
+
+export { API_ENTRY, ensureApiBuilt, freePort, startApiProcess } from '../../scripts/fault/api-process';
+export type { ApiProcess } from '../../scripts/fault/api-process';
 
 const ROOT = path.join(__dirname, '../..');
 export const CLI_ENTRY = path.join(ROOT, 'dist/apps/cli/apps/cli/src/main.js');
-export const API_ENTRY = path.join(ROOT, 'dist/apps/api/apps/api/src/main.js');
 
 function serverLocation(): Omit<DatabaseLocation, 'database'> {
   const url = new URL(process.env.TEST_DATABASE_URL || 'mysql://root@127.0.0.1:3306/test');
@@ -83,8 +84,11 @@ export class TestEnv {
   }
 
   /** The real application: AppModule with every global guard, pipe and filter, plus configureApp(). */
-  async startApp(overrides: NodeJS.ProcessEnv = {}): Promise<INestApplication> {
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] })
+  async startApp(
+    overrides: NodeJS.ProcessEnv = {},
+    options: { imports?: Array<Type | DynamicModule> } = {},
+  ): Promise<INestApplication> {
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule, ...(options.imports ?? [])] })
       .overrideProvider(AppConfig)
       .useValue(this.config(overrides))
       .compile();
@@ -108,7 +112,8 @@ export class TestEnv {
   }
 
   /** Runs the built CLI as a real process against this database. */
-  cli(args: string[], input?: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  async cli(args: string[], input?: string, env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+    await waitForBuild(CLI_ENTRY);
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
         env: { ...process.env, DATABASE_URL: this.url, ...env },
@@ -229,115 +234,4 @@ export class TestEnv {
   async aggregate(): Promise<number> {
     return (await new SessionAggregator(this.ds, await this.sql()).run()).sessions;
   }
-}
-
-// ---- the built API as a process ----------------------------------------------------------
-
-/** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts'))
-      newest = Math.max(newest, statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-let apiBuilt = false;
-
-/** Builds the API (`nest build api`) unless dist/ is newer than every source file. */
-export function ensureApiBuilt(): void {
-  if (apiBuilt) return;
-  const sources = Math.max(
-    newestSource(path.join(ROOT, 'apps/api/src')),
-    newestSource(path.join(ROOT, 'libs')),
-  );
-  let built = 0;
-  try {
-    built = statSync(API_ENTRY).mtimeMs;
-  } catch {
-    built = 0;
-  }
-  if (built < sources) execSync('npx nest build api', { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
-  apiBuilt = true;
-}
-
-export interface ApiProcess {
-  url: string;
-  port: number;
-  child: ChildProcess;
-  /** Every stdout line so far (the JSON log), and stderr's. */
-  stdout: string[];
-  stderr: string[];
-  /** Resolves with the exit code (null when killed by a signal) once the process ended. */
-  exited: Promise<number | null>;
-  /** Sends `signal` (SIGTERM by default) and waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/**
- * Starts the built API (dist/) with `env` on a free port and waits until /health/live answers:
- * the production entry point, main.ts included, as an operator runs it.
- */
-export async function startApiProcess(env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<ApiProcess> {
-  ensureApiBuilt();
-  const port = Number(env.PORT ?? (await freePort()));
-  const child = spawn(process.execPath, [API_ENTRY], {
-    env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const collect = (into: string[]) => {
-    let partial = '';
-    return (chunk: Buffer) => {
-      const lines = (partial + chunk.toString()).split('\n');
-      partial = lines.pop() ?? '';
-      into.push(...lines);
-    };
-  };
-  child.stdout.on('data', collect(stdout));
-  child.stderr.on('data', collect(stderr));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  let running = true;
-  void exited.then(() => (running = false));
-  const url = `http://127.0.0.1:${port}`;
-  const handle: ApiProcess = {
-    url,
-    port,
-    child,
-    stdout,
-    stderr,
-    exited,
-    stop: (signal: NodeJS.Signals = 'SIGTERM') => {
-      if (running) child.kill(signal);
-      return exited;
-    },
-  };
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (!running) throw new Error(`the API exited during boot:\n${stderr.join('\n')}\n${stdout.join('\n')}`);
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return handle;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await handle.stop('SIGKILL');
-  throw new Error(`the API did not start within ${timeoutMs} ms:\n${stderr.join('\n')}`);
 }

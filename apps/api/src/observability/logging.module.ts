@@ -46,7 +46,9 @@ export function loggerParams(config: AppConfig): Params<Req, Res> {
       quietReqLogger: true,
       quietResLogger: true,
       autoLogging: { ignore: (req) => (req.originalUrl ?? req.url ?? '').startsWith('/health') },
-      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      // 500 is a bug; 503 (database down, query over budget) an expected, retryable state.
+      customLogLevel: (_req, res, error) =>
+        error || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info',
       customSuccessMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
       customErrorMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
       customSuccessObject: (req, res, value: { duration_ms?: number }) =>

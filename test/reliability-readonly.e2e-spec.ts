@@ -1,0 +1,123 @@
+import type { INestApplication } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { pageview } from './support/hits';
+import { documentedRoutes } from './support/routes';
+import { TestEnv, urlOf } from './support/test-env';
+
+describe("The API's database user is read-only by construction (migrate)", () => {
+  let env: TestEnv;
+  let app: INestApplication;
+  let apiDs: DataSource;
+  let site: number;
+  let key: { id: number; key: string };
+  const apiUser = `stats_ro_${randomBytes(4).toString('hex')}`;
+  const password = randomBytes(12).toString('base64url');
+  let apiUrl: string;
+
+  beforeAll(async () => {
+    env = await TestEnv.create();
+    const user = await env.user();
+    site = await env.site({ members: [user] });
+    key = await env.key(user);
+    await env.importHits([pageview(site, 's1', new Date().toISOString(), '/')]);
+    await env.aggregate();
+    apiUrl = urlOf({ ...env.location, user: apiUser, password });
+  });
+
+  afterAll(async () => {
+    await env.ds.query('DROP USER IF EXISTS ?@?', [apiUser, '%']);
+    await env.close();
+  });
+
+  const migrate = () => env.cli(['migrate', '--json'], undefined, { API_DATABASE_URL: apiUrl });
+
+  it('creates the user with SELECT on the tables the API reads and UPDATE on api_keys.last_used_at only', async () => {
+    const first = await migrate();
+    expect(first.code).toBe(0);
+    expect(first.json).toEqual({
+      applied: [],
+      api_user: {
+        user: apiUser,
+        host: '%',
+        select: expect.arrayContaining(['api_keys', 'hits', 'memberships', 'sessions', 'sites']),
+        update: ['api_keys.last_used_at'],
+        revoked: [],
+      },
+    });
+    const select = (first.json!.api_user as { select: string[] }).select;
+    expect(select).not.toContain('users');
+    expect(select).not.toContain('migrations');
+    const grants: Array<Record<string, string>> = await env.ds.query('SHOW GRANTS FOR ?@?', [apiUser, '%']);
+    const text = grants.map((g) => Object.values(g)[0]).join('\n');
+    expect(text).not.toMatch(/INSERT|DELETE|ALL PRIVILEGES|CREATE|DROP/);
+    expect(text).toMatch(/UPDATE \(`last_used_at`\) ON `[^`]+`\.`api_keys`/);
+  });
+
+  it('converges when run again: the same grants, and anything granted since is revoked', async () => {
+    await env.ds.query('GRANT INSERT, DELETE ON ??.hits TO ?@?', [env.location.database, apiUser, '%']);
+    await env.ds.query('GRANT UPDATE (revoked_at) ON ??.api_keys TO ?@?', [
+      env.location.database,
+      apiUser,
+      '%',
+    ]);
+    const again = await migrate();
+    expect(again.code).toBe(0);
+    expect((again.json!.api_user as { revoked: string[] }).revoked.sort()).toEqual([
+      'DELETE ON hits',
+      'INSERT ON hits',
+      'UPDATE (revoked_at) ON api_keys',
+    ]);
+    const third = await migrate();
+    expect((third.json!.api_user as { revoked: string[] }).revoked).toEqual([]);
+  });
+
+  describe('the API connected as that user', () => {
+    beforeAll(async () => {
+      app = await env.startApp({ API_DATABASE_URL: apiUrl });
+      apiDs = app.get(DataSource);
+    });
+
+    it('serves every documented route and records last_used_at', async () => {
+      for (const route of documentedRoutes(app)) {
+        const res = await request(app.getHttpServer())
+          .get(route.url(site))
+          .set('Authorization', `Bearer ${key.key}`);
+        expect({ route: route.template, status: res.status }).toEqual({ route: route.template, status: 200 });
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      const [row] = await env.ds.query('SELECT last_used_at AS t FROM api_keys WHERE id = ?', [key.id]);
+      expect(row.t).toBeInstanceOf(Date);
+    });
+
+    it.each([
+      [
+        'INSERT INTO hits (site_id, hit_id, type, ts, session_id, visitor_id) VALUES (1, "x", "event", NOW(), "s", "v")',
+        'ER_TABLEACCESS_DENIED_ERROR',
+      ],
+      ['UPDATE sites SET name = "owned"', 'ER_TABLEACCESS_DENIED_ERROR'],
+      ['DELETE FROM memberships', 'ER_TABLEACCESS_DENIED_ERROR'],
+      ['DELETE FROM api_keys', 'ER_TABLEACCESS_DENIED_ERROR'],
+      ['UPDATE api_keys SET revoked_at = NULL, expires_at = NULL', 'ER_COLUMNACCESS_DENIED_ERROR'],
+      ['SELECT email FROM users', 'ER_TABLEACCESS_DENIED_ERROR'],
+      ['DROP TABLE sessions', 'ER_TABLEACCESS_DENIED_ERROR'],
+      ['CREATE TABLE owned (id INT)', 'ER_TABLEACCESS_DENIED_ERROR'],
+    ])('cannot run %s', async (sql, code) => {
+      await expect(apiDs.query(sql)).rejects.toMatchObject({
+        driverError: expect.objectContaining({ code }),
+      });
+    });
+
+    it('can still write the one column it needs', async () => {
+      await expect(
+        apiDs.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [new Date(), key.id]),
+      ).resolves.toMatchObject({ affectedRows: 1 });
+    });
+  });
+
+  it('leaves the API on the admin user when API_DATABASE_URL is not a user of its own', async () => {
+    const plain = await env.cli(['migrate', '--json']);
+    expect(plain.json).toEqual({ applied: [], api_user: null });
+  });
+});
