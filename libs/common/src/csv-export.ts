@@ -10,12 +10,12 @@ import {
   Type,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { ApiExtraModels, ApiOkResponse, ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ApiExtraModels, ApiOkResponse, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
+import { ApiProblemResponse } from './api-errors.decorator';
 import { CsvTable, toCsv } from './csv';
 import { problem } from './problem';
-import { ProblemDetailsDto } from './problem.dto';
 
 const CSV_EXPORT = 'csv:export';
 
@@ -46,11 +46,7 @@ export function CsvExport<T>(options: CsvExportOptions<T>): MethodDecorator {
         'text/csv': { schema: { type: 'string' }, example: options.example },
       },
     }),
-    ApiResponse({
-      status: 406,
-      description: 'A media type this route cannot produce',
-      type: ProblemDetailsDto,
-    }),
+    ApiProblemResponse(406, 'A media type this route cannot produce (only JSON and CSV are)'),
   );
 }
 
