@@ -7,6 +7,7 @@ import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE, RouterModule } from '
 import { API_PREFIX, API_ROUTES, API_V1_MODULES } from './api-v1.routes';
 import { DatabaseAvailableMiddleware } from './health/database-available.middleware';
 import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { LoggingModule } from './observability/logging.module';
 import { RateLimitMiddleware } from './rate-limit/rate-limit.middleware';
 import { RateLimitModule } from './rate-limit/rate-limit.module';
@@ -25,6 +26,7 @@ import { RateLimitModule } from './rate-limit/rate-limit.module';
     AuthModule,
     RateLimitModule,
     HealthModule,
+    MetricsModule,
     ...API_V1_MODULES,
     RouterModule.register(API_ROUTES),
   ],

@@ -1,0 +1,108 @@
+import { DatabaseMonitor } from '@app/db';
+import { ReportDb } from '@app/stats';
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { DataSource } from 'typeorm';
+
+/** The parts of mysql2's pool that tell how busy it is (not in its public typings). */
+interface PoolInternals {
+  config?: { connectionLimit?: number };
+  _allConnections?: { length: number };
+  _freeConnections?: { length: number };
+  _connectionQueue?: { length: number };
+}
+
+/**
+ * Prometheus metrics of this process: requests by route and status, their latency, the
+ * database pool, whether the database answers, and how far aggregation lags behind imports.
+ * Each process has its own registry, so tests can build several apps side by side.
+ */
+@Injectable()
+export class MetricsService {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  constructor(@InjectDataSource() ds: DataSource, monitor: DatabaseMonitor, reports: ReportDb) {
+    collectDefaultMetrics({ register: this.registry });
+    const pool = () => (ds.driver as { pool?: PoolInternals }).pool;
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Connections of the database pool: open, idle, in use, the pool size, and requests waiting for one',
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        const p = pool();
+        const open = p?._allConnections?.length ?? 0;
+        const idle = p?._freeConnections?.length ?? 0;
+        this.set({ state: 'open' }, open);
+        this.set({ state: 'idle' }, idle);
+        this.set({ state: 'in_use' }, open - idle);
+        this.set({ state: 'max' }, p?.config?.connectionLimit ?? 0);
+        this.set({ state: 'waiting' }, p?._connectionQueue?.length ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'db_available',
+      help: '1 when the database answered the last health ping, else 0',
+      registers: [this.registry],
+      collect() {
+        this.set(monitor.isAvailable ? 1 : 0);
+      },
+    });
+    // Both aggregation gauges read one query per scrape.
+    let queue:
+      { at: number; state: Promise<{ queued: number; oldest: Date | null } | undefined> } | undefined;
+    const queueState = () => {
+      if (!queue || Date.now() - queue.at > 500) {
+        queue = {
+          at: Date.now(),
+          state: monitor.isAvailable
+            ? reports
+                .select<{ queued: number | string; oldest: Date | null }>(
+                  'SELECT COUNT(*) AS queued, MIN(marked_at) AS oldest FROM dirty_sessions',
+                )
+                .then(([row]) => ({ queued: Number(row?.queued ?? 0), oldest: row?.oldest ?? null }))
+                // A scrape must not fail because the database did: db_available tells that story.
+                .catch(() => undefined)
+            : Promise.resolve(undefined),
+        };
+        void queue.state.finally(() => (queue = undefined));
+      }
+      return queue.state;
+    };
+    new Gauge({
+      name: 'aggregation_queue_sessions',
+      help: 'Sessions with imported hits that `aggregate` has not derived yet',
+      registers: [this.registry],
+      async collect() {
+        const state = await queueState();
+        if (state) this.set(state.queued);
+      },
+    });
+    new Gauge({
+      name: 'aggregation_lag_seconds',
+      help: 'Age of the oldest imported hit batch waiting for `aggregate` (0 when caught up)',
+      registers: [this.registry],
+      async collect() {
+        const state = await queueState();
+        if (state)
+          this.set(state.oldest ? Math.max(0, (Date.now() - new Date(state.oldest).getTime()) / 1000) : 0);
+      },
+    });
+  }
+}
