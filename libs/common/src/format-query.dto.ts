@@ -11,7 +11,7 @@ export class FormatQueryDto {
   @ApiPropertyOptional({
     enum: RESPONSE_FORMATS,
     default: 'json',
-    example: 'csv',
+    example: 'json',
     description: 'Response format; `csv` is the same as `Accept: text/csv`',
   })
   @IsOptional()
