@@ -42,9 +42,11 @@ function answerClientErrors(server: Server): void {
           })
         : problem(status, 'The request was refused before it was read.'),
     );
+    // A response to HEAD has no body; the method is in the bytes Node managed to read.
+    const head = (error as { rawPacket?: Buffer }).rawPacket?.toString('latin1', 0, 5) === 'HEAD ';
     socket.end(
       `HTTP/1.1 ${status} ${problem(status, '').title}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   });
 }

@@ -2,6 +2,7 @@ import { HttpStatus } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { problem } from './problem';
 import { sendProblem } from './send-problem';
+import { UNNAMED_PARAMETER } from './validation.pipe';
 
 export interface RequestTargetOptions {
   /** Longest accepted request target (path and query string), in bytes. */
@@ -20,6 +21,7 @@ const decodes = (s: string): boolean => {
 /** A parameter name for an error body: decoded when possible, never unbounded. */
 const nameOf = (raw: string): string => {
   const name = decodes(raw) ? decodeURIComponent(raw.replace(/\+/g, ' ')) : raw;
+  if (name === '') return UNNAMED_PARAMETER;
   return name.length > 100 ? `${name.slice(0, 100)}…` : name;
 };
 

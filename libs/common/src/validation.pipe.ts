@@ -1,9 +1,13 @@
 import { ArgumentMetadata, Injectable, ValidationError, ValidationPipe } from '@nestjs/common';
 import { InvalidParametersException, ParameterError } from './problem';
 
+/** How a 400 names a query parameter sent without a name (`?=1`). */
+export const UNNAMED_PARAMETER = '(unnamed)';
+
 function flatten(errors: ValidationError[], parent = ''): ParameterError[] {
   return errors.flatMap((e) => {
-    const parameter = parent ? `${parent}.${e.property}` : e.property;
+    const property = e.property === '' ? UNNAMED_PARAMETER : e.property;
+    const parameter = parent ? `${parent}.${property}` : property;
     const own = Object.entries(e.constraints ?? {}).map(([rule, message]) => ({
       parameter,
       message: rule === 'whitelistValidation' ? `${parameter} is not a known parameter` : message,
@@ -33,9 +37,9 @@ export class ApiValidationPipe extends ValidationPipe {
     if (metadata.type === 'query' && value && typeof value === 'object') {
       const repeated = Object.entries(value as Record<string, unknown>)
         .filter(([, v]) => typeof v !== 'string')
-        .map(([parameter]) => ({
-          parameter,
-          message: `${parameter} must be given once, as a single value`,
+        .map(([name]) => ({
+          parameter: name === '' ? UNNAMED_PARAMETER : name,
+          message: `${name === '' ? UNNAMED_PARAMETER : name} must be given once, as a single value`,
         }));
       if (repeated.length > 0) throw new InvalidParametersException(repeated);
     }
