@@ -110,13 +110,18 @@ export interface ApiProcess {
  * Starts the built API (dist/) with `env` on a free port and waits until /health/live answers:
  * the production entry point, main.ts included, as an operator runs it.
  */
-export async function startApiProcess(env: NodeJS.ProcessEnv, timeoutMs = 20_000): Promise<ApiProcess> {
+export async function startApiProcess(
+  env: NodeJS.ProcessEnv,
+  options: { timeoutMs?: number; discardStdout?: boolean } = {},
+): Promise<ApiProcess> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
   ensureApiBuilt();
   await waitForBuild(API_ENTRY);
   const port = Number(env.PORT ?? (await freePort()));
   const child = spawn(process.execPath, [API_ENTRY], {
     env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // A load test's log is millions of lines: the API still writes them, nobody keeps them.
+    stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],
   });
   const stdout: string[] = [];
   const stderr: string[] = [];
@@ -128,8 +133,8 @@ export async function startApiProcess(env: NodeJS.ProcessEnv, timeoutMs = 20_000
       into.push(...lines);
     };
   };
-  child.stdout.on('data', collect(stdout));
-  child.stderr.on('data', collect(stderr));
+  child.stdout?.on('data', collect(stdout));
+  child.stderr?.on('data', collect(stderr));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   let running = true;
   void exited.then(() => (running = false));

@@ -11,9 +11,10 @@ function exchange(authorization?: string, ip = '203.0.113.7') {
     path: '/api/v1/sites',
     headers: authorization ? { authorization } : {},
   } as unknown as Request;
+  const headers: Record<string, string> = {};
   const res = Object.assign(new EventEmitter(), {
     statusCode: 200,
-    headers: {},
+    headers,
     body: undefined as string | undefined,
     setHeader(name: string, value: string) {
       this.headers[name] = value;
