@@ -57,7 +57,7 @@ export class ProblemFilter implements ExceptionFilter {
     }
     if (isDatabaseUnavailableError(exception)) {
       // The DatabaseMonitor logs each outage once; one line per failed request would flood the log.
-      this.logger.debug?.(`database unavailable: ${(exception as Error).message}`);
+      this.logger.debug(`database unavailable: ${(exception as Error).message}`);
       return problem(HttpStatus.SERVICE_UNAVAILABLE, 'The database is unavailable. Retry later.');
     }
     this.logger.error(

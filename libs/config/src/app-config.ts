@@ -87,7 +87,7 @@ class Environment {
   @Min(100)
   DB_CONNECT_TIMEOUT_MS?: number;
 
-  /** Longest a mysql2 pool request may queue for a connection before failing (503) at once. */
+  /** How many requests may wait for a pooled connection; one more fails at once (503). */
   @IsOptional()
   @Transform(toInt)
   @IsInt({ message: 'must be an integer' })

@@ -1,0 +1,48 @@
+import { isDatabaseUnavailableError, isTimeBudgetError } from './database-errors';
+
+const driver = (fields: Record<string, unknown>, message = 'driver error') =>
+  Object.assign(new Error(message), fields);
+/** TypeORM wraps driver errors in a QueryFailedError that keeps the original as driverError. */
+const wrapped = (inner: Error) => Object.assign(new Error(inner.message), { driverError: inner });
+
+describe(isDatabaseUnavailableError.name, () => {
+  it.each([
+    ['refused', driver({ code: 'ECONNREFUSED' })],
+    ['connect timeout', driver({ code: 'ETIMEDOUT' }, 'connect ETIMEDOUT')],
+    ['server shutting down', wrapped(driver({ code: 'ER_SERVER_SHUTDOWN', errno: 1053 }))],
+    ['lost connection', wrapped(driver({ code: 'PROTOCOL_CONNECTION_LOST', fatal: true }))],
+    ['client-side statement timeout', wrapped(driver({ code: 'PROTOCOL_SEQUENCE_TIMEOUT' }))],
+    ['pool queue full', new Error('Queue limit reached.')],
+    ['pool closed', new Error('Pool is closed.')],
+    [
+      'not connected yet (booted without a database)',
+      new Error('Connection is not established with mysql database'),
+    ],
+    [
+      'closed connection',
+      driver({ fatal: true }, "Can't add new command when connection is in closed state"),
+    ],
+  ])('is true for %s', (_, error) => {
+    expect(isDatabaseUnavailableError(error)).toBe(true);
+  });
+
+  it.each([
+    ['a syntax error', wrapped(driver({ code: 'ER_PARSE_ERROR', errno: 1064 }))],
+    [
+      'a missing grant (a misconfiguration, not an outage)',
+      wrapped(driver({ code: 'ER_TABLEACCESS_DENIED_ERROR' })),
+    ],
+    ['a plain bug', new TypeError('x is undefined')],
+    ['not an error', 'boom'],
+  ])('is false for %s', (_, error) => {
+    expect(isDatabaseUnavailableError(error)).toBe(false);
+  });
+});
+
+describe(isTimeBudgetError.name, () => {
+  it('recognises MariaDB max_statement_time and MySQL max_execution_time', () => {
+    expect(isTimeBudgetError(wrapped(driver({ errno: 1969 })))).toBe(true);
+    expect(isTimeBudgetError(wrapped(driver({ errno: 3024 })))).toBe(true);
+    expect(isTimeBudgetError(wrapped(driver({ errno: 1064 })))).toBe(false);
+  });
+});
