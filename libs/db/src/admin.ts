@@ -1,8 +1,11 @@
 import type { DatabaseLocation } from '@app/config';
-import { createConnection } from 'mysql2/promise';
+import { Connection, createConnection } from 'mysql2/promise';
 
-/** Creates the database when it does not exist yet (used by `migrate` and the test setup). */
-export async function ensureDatabase(location: DatabaseLocation): Promise<void> {
+/** Runs `work` on a connection to the server, without selecting a database. */
+async function onServer(
+  location: DatabaseLocation,
+  work: (conn: Connection) => Promise<unknown>,
+): Promise<void> {
   const conn = await createConnection({
     host: location.host,
     port: location.port,
@@ -11,25 +14,23 @@ export async function ensureDatabase(location: DatabaseLocation): Promise<void> 
     connectTimeout: 5000,
   });
   try {
-    await conn.query(
-      `CREATE DATABASE IF NOT EXISTS \`${location.database.replace(/`/g, '')}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
-    );
+    await work(conn);
   } finally {
     await conn.end();
   }
 }
 
-export async function dropDatabase(location: DatabaseLocation): Promise<void> {
-  const conn = await createConnection({
-    host: location.host,
-    port: location.port,
-    user: location.user,
-    password: location.password,
-    connectTimeout: 5000,
-  });
-  try {
-    await conn.query(`DROP DATABASE IF EXISTS \`${location.database.replace(/`/g, '')}\``);
-  } finally {
-    await conn.end();
-  }
+const quoted = (name: string) => `\`${name.replace(/`/g, '')}\``;
+
+/** Creates the database when it does not exist yet (used by `migrate` and the test setup). */
+export function ensureDatabase(location: DatabaseLocation): Promise<void> {
+  return onServer(location, (conn) =>
+    conn.query(
+      `CREATE DATABASE IF NOT EXISTS ${quoted(location.database)} CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`,
+    ),
+  );
+}
+
+export function dropDatabase(location: DatabaseLocation): Promise<void> {
+  return onServer(location, (conn) => conn.query(`DROP DATABASE IF EXISTS ${quoted(location.database)}`));
 }
