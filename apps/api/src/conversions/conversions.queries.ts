@@ -1,4 +1,4 @@
-import { GoalDefinition, ReportDb, ReportRange, sessionConvertedSql } from '@app/stats';
+import { convertedSessionsTableSql, GoalDefinition, ReportDb, ReportRange } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 
 export interface GoalRow {
@@ -29,7 +29,7 @@ export class ConversionsQueries {
 
   /**
    * Over the sessions that started in the range: how many there are, how many converted any goal,
-   * and how many converted each goal. A session converts with any of its hits, including hits after
+   * and how many converted each goal, in one pass over their goal-matching hits. A session converts with any of its hits, including hits after
    * the range end: the conversion belongs to the range of the session start (SPEC §1).
    */
   async conversionCounts(
@@ -37,18 +37,22 @@ export class ConversionsQueries {
     range: ReportRange,
     goals: GoalDefinition[],
   ): Promise<ConversionCounts> {
-    const converted = sessionConvertedSql('s', goals);
-    const perGoal = goals.map((goal) => sessionConvertedSql('s', [goal]));
+    const where = {
+      sql: 'cs.site_id = ? AND cs.started_at >= ? AND cs.started_at < ?',
+      params: [siteId, range.startUtc, range.endUtc],
+    };
+    const converted = convertedSessionsTableSql(goals, where);
     const columns = [
       'COUNT(*) AS sessions',
-      `COALESCE(SUM(${converted.sql}), 0) AS converted`,
-      ...perGoal.map((f, i) => `COALESCE(SUM(${f.sql}), 0) AS goal_${i}`),
+      'COUNT(c.session_id) AS converted',
+      ...goals.map((_, i) => `COALESCE(SUM(c.goal_${i}), 0) AS goal_${i}`),
     ];
     const rows = await this.db.select<Record<string, number | string>>(
       `SELECT ${columns.join(', ')}
          FROM sessions s
+         LEFT JOIN (${converted.sql}) c ON c.session_id = s.session_id
         WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?`,
-      [...converted.params, ...perGoal.flatMap((f) => f.params), siteId, range.startUtc, range.endUtc],
+      [...converted.params, siteId, range.startUtc, range.endUtc],
     );
     const row = rows[0];
     return {
