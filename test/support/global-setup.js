@@ -1,10 +1,33 @@
-/** Builds the CLI once (the e2e suites run it as a real process) and checks the database is reachable. */
+/** Builds the CLI (the e2e suites run it as a real process) and checks the database is reachable. */
 const { execSync } = require('node:child_process');
+const { existsSync, readdirSync, statSync } = require('node:fs');
 const path = require('node:path');
 
+const root = path.join(__dirname, '../..');
+const CLI_ENTRY = path.join(root, 'dist/apps/cli/apps/cli/src/main.js');
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * CI always builds. Locally the build is skipped when it is newer than every source: nest
+ * build deletes dist/apps/cli first, which breaks CLI calls of a test run going on beside.
+ */
+function cliIsCurrent() {
+  if (process.env.CI || !existsSync(CLI_ENTRY)) return false;
+  const built = statSync(CLI_ENTRY).mtimeMs;
+  return ['apps/cli/src', 'libs'].every((dir) => newestSource(path.join(root, dir)) < built);
+}
+
 module.exports = async () => {
-  const root = path.join(__dirname, '../..');
-  execSync('npx nest build cli', { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (!cliIsCurrent()) execSync('npx nest build cli', { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const mysql = require('mysql2/promise');
   const url = new URL(process.env.TEST_DATABASE_URL || 'mysql://root@127.0.0.1:3306/test');
   try {
