@@ -169,6 +169,31 @@ describe('operator CLI', () => {
     );
   });
 
+  it('explains every command and option with --help, without a database', async () => {
+    const all = await env.cli(['--help'], undefined, { DATABASE_URL: '' });
+    expect(all.code).toBe(0);
+    for (const command of [
+      'migrate',
+      'users:create',
+      'sites:create',
+      'members:add',
+      'members:remove',
+      'keys:create',
+      'keys:revoke',
+      'keys:list',
+      'events:register',
+      'goals:create',
+      'import',
+      'aggregate',
+      'demo',
+    ]) {
+      expect(all.stdout).toContain(command);
+    }
+    const one = await env.cli(['sites:create', '--help'], undefined, { DATABASE_URL: '' });
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/--tracking <mode>\s+full or cookieless/);
+  });
+
   it('migrate is idempotent', async () => {
     const res = await env.cli(['migrate', '--json']);
     expect(res).toMatchObject({ code: 0, json: { applied: [] } });

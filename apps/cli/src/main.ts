@@ -15,6 +15,13 @@ async function main(): Promise<void> {
     out.error(error instanceof ConfigError ? error.message : error);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   };
+  const args = process.argv.slice(2);
+  const wantsHelp = args.length === 0 || args.includes('--help') || args.includes('-h') || args[0] === 'help';
+  if (wantsHelp && !process.env.DATABASE_URL && !process.env.DB_NAME) {
+    // Help needs no database, but the modules that declare the commands read the settings:
+    // give them a placeholder that nothing connects to.
+    process.env.DATABASE_URL = 'mysql://help@127.0.0.1:3306/help';
+  }
   try {
     loadConfig();
   } catch (e) {
