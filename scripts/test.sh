@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 
 [ -d node_modules ] || npm ci
 bash scripts/ensure-mariadb.sh || exit 1
+bash scripts/ensure-redis.sh || exit 1
 
 results=$(mktemp -d)
 status=0
