@@ -1,7 +1,7 @@
 import { ExecutionContext, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { ApiKey } from '@app/db';
-import { AccessRepository } from './api-key.repository';
+import { AccessRepository } from './access.repository';
 import { ApiKeyGuard } from './api-key.guard';
 import { generateApiKey } from './api-key';
 import type { AuthenticatedRequest } from './principal';

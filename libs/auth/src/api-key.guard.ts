@@ -3,17 +3,31 @@ import {
   CanActivate,
   ExecutionContext,
   HttpStatus,
+  Inject,
   Injectable,
   Logger,
+  Optional,
   UnauthorizedException,
 } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { Reflector } from '@nestjs/core';
-import { AccessRepository } from './api-key.repository';
+import { AccessRepository } from './access.repository';
 import { bearerToken, hashApiKey, isWellFormedApiKey } from './api-key';
 import { IS_PUBLIC } from './decorators';
 import type { AuthenticatedRequest } from './principal';
 
 const TOUCH_INTERVAL_MS = 60_000;
+
+/** Where the guard reports a refused key: the rate limiter charges it to the client's address. */
+export const AUTH_FAILURES = Symbol('AUTH_FAILURES');
+
+export interface AuthFailures {
+  /**
+   * Counts one refused key against the client, atomically; throws a 429 instead when the
+   * client is over its limit, so that no more 401s are answered than the limit allows.
+   */
+  record(req: Request, res: Response): Promise<void>;
+}
 
 function unauthorized(detail: string): UnauthorizedException {
   return new UnauthorizedException(problem(HttpStatus.UNAUTHORIZED, detail));
@@ -31,6 +45,7 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly access: AccessRepository,
+    @Optional() @Inject(AUTH_FAILURES) private readonly failures?: AuthFailures,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -49,10 +64,17 @@ export class ApiKeyGuard implements CanActivate {
 
     const key = await this.access.findKeyByHash(hashApiKey(token));
     const now = new Date();
-    if (!key) throw unauthorized('The API key is not valid.');
-    if (key.revokedAt) throw unauthorized('The API key has been revoked.');
-    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime())
-      throw unauthorized('The API key has expired.');
+    const refusal = !key
+      ? 'The API key is not valid.'
+      : key.revokedAt
+        ? 'The API key has been revoked.'
+        : key.expiresAt && key.expiresAt.getTime() <= now.getTime()
+          ? 'The API key has expired.'
+          : undefined;
+    if (refusal !== undefined || !key) {
+      await this.failures?.record(req, context.switchToHttp().getResponse<Response>());
+      throw unauthorized(refusal ?? 'The API key is not valid.');
+    }
 
     req.principal = { keyId: key.id, userId: key.userId };
     this.touch(key.id, now);

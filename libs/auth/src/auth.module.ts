@@ -1,5 +1,5 @@
 import { Global, Module } from '@nestjs/common';
-import { AccessRepository } from './api-key.repository';
+import { AccessRepository } from './access.repository';
 import { ApiKeyGuard } from './api-key.guard';
 import { SiteAccessGuard } from './site-access.guard';
 

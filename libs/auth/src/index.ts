@@ -1,6 +1,6 @@
 export * from './api-key';
 export * from './api-key.guard';
-export * from './api-key.repository';
+export * from './access.repository';
 export * from './auth.module';
 export * from './decorators';
 export * from './principal';

@@ -1,7 +1,7 @@
 import { ExecutionContext, ForbiddenException, NotFoundException } from '@nestjs/common';
 import type { Site } from '@app/db';
 import { InvalidParametersException } from '@app/common';
-import { AccessRepository } from './api-key.repository';
+import { AccessRepository } from './access.repository';
 import { parseSiteId, SiteAccessGuard } from './site-access.guard';
 
 describe(parseSiteId.name, () => {

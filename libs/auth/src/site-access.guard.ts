@@ -7,7 +7,7 @@ import {
   Injectable,
   NotFoundException,
 } from '@nestjs/common';
-import { AccessRepository } from './api-key.repository';
+import { AccessRepository } from './access.repository';
 import type { AuthenticatedRequest } from './principal';
 
 const MAX_SITE_ID = 4_294_967_295;

@@ -1,32 +1,123 @@
+import {
+  DummyDriver,
+  Expression,
+  Kysely,
+  MysqlAdapter,
+  MysqlIntrospector,
+  MysqlQueryCompiler,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  RawBuilder,
+  sql,
+} from 'kysely';
+import { hasServerErrno } from './driver-errors';
+import type { StatsDatabase } from './schema';
+
+/** The typed SQL builder of the statistics engine: it only compiles; TypeORM's pool runs the SQL. */
+export type StatsSql = Kysely<StatsDatabase>;
+
 /**
- * The one seam for SQL that differs between engines. Report and ingest queries are written in
- * portable SQL and call these helpers for the few constructs that are not; adding an engine
- * (SQLite) means adding one implementation here, not rewriting queries.
+ * The one seam for SQL that differs between engines. Queries are built with Kysely (the
+ * builder's compiler quotes and binds for its engine) and call these helpers for the few
+ * constructs Kysely does not abstract; adding an engine (SQLite) means adding one
+ * implementation here, not rewriting queries.
  */
 export interface SqlDialect {
   readonly name: 'mariadb' | 'mysql';
+  /** A compile-only builder for this engine. */
+  readonly builder: StatsSql;
+  /**
+   * The binary, NO PAD collation of utf8mb4: strings compare byte for byte, trailing spaces
+   * included (`"e1"` and `"e1 "` are different ids). utf8mb4_bin pads, so it cannot be used.
+   */
+  readonly exactCollation: string;
   /** INSERT of `rows` rows that silently skips rows whose unique key already exists. */
   insertIgnore(table: string, columns: readonly string[], rows: number): string;
   /** INSERT … that overwrites the row with the same primary key. */
   replaceInto(table: string, columns: readonly string[]): string;
-  /** A DATETIME expression moved by an integer number of seconds (an expression or `?`). */
-  addSeconds(datetime: string, seconds: string): string;
+  /**
+   * Adds 1 to `counter` of the rows keyed by the first column of `columns` (one `?` row each:
+   * key, then the other columns), inserting a row with counter 1 where none exists.
+   */
+  upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string;
+  /**
+   * Inserts `rows` rows of `keys` then `sums` (one `?` each), adding the sums to those of a row
+   * with the same key where one exists.
+   */
+  upsertAdd(table: string, keys: readonly string[], sums: readonly string[], rows: number): string;
+  /** The same, with the rows from `select` (its columns in the order of keys, then sums). */
+  upsertAddSelect(table: string, keys: readonly string[], sums: readonly string[], select: string): string;
+  /** The start of the 15-minute UTC bucket holding a DATETIME expression (no time-zone tables). */
+  floorToQuarterHour(datetime: string): string;
+  /** A SELECT that locks the rows it reads until the transaction ends. */
+  lockingRead(select: string): string;
+  /** A DATETIME expression moved by a whole number of seconds. */
+  addSeconds(datetime: Expression<unknown>, seconds: Expression<unknown>): RawBuilder<Date>;
   /** The calendar date (`YYYY-MM-DD` string) of a DATETIME expression. */
-  dateOf(datetime: string): string;
+  dateOf(datetime: Expression<unknown>): RawBuilder<string>;
   /** Whole seconds since the epoch of a UTC DATETIME expression. */
-  epochSeconds(datetime: string): string;
+  epochSeconds(datetime: Expression<unknown>): RawBuilder<number>;
   /** Fractional seconds between two DATETIME expressions. */
-  secondsBetween(from: string, to: string): string;
+  secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number>;
+  /**
+   * The 0-based index of the bucket holding `value` among buckets starting at the ascending
+   * `starts` (the last start ≤ value); rows must not lie before the first start.
+   */
+  bucketIndex(value: Expression<unknown>, starts: readonly number[]): RawBuilder<number>;
   /** A SELECT statement that the server aborts once it runs longer than `ms`. */
   withTimeBudget(select: string, ms: number): string;
   /** Whether an error thrown by the driver means the time budget was exceeded. */
   isTimeBudgetError(error: unknown): boolean;
+  /**
+   * A SELECT of one column `pos`, readable by any user: the GTID position a primary has
+   * written, or the one a replica has applied.
+   */
+  replicationPosition(role: 'primary' | 'replica'): string;
+  /** A GTID position as the highest sequence number per stream (MariaDB domain, MySQL source uuid). */
+  parseReplicationPosition(text: string | null): ReplicationPosition;
+}
+
+export type ReplicationPosition = ReadonlyMap<string, number>;
+
+/** Whether a replica at `replica` has applied everything the primary had at `primary`. */
+export function positionCovers(replica: ReplicationPosition, primary: ReplicationPosition): boolean {
+  for (const [stream, seq] of primary) if ((replica.get(stream) ?? 0) < seq) return false;
+  return true;
 }
 
 const placeholders = (columns: readonly string[]) => `(${columns.map(() => '?').join(',')})`;
 
+/** Kysely without a connection: `.compile()` gives SQL and parameters for TypeORM to run. */
+export function compileOnlyBuilder(engine: 'mysql' | 'sqlite'): StatsSql {
+  return new Kysely<StatsDatabase>({
+    dialect:
+      engine === 'mysql'
+        ? {
+            createAdapter: () => new MysqlAdapter(),
+            createDriver: () => new DummyDriver(),
+            createIntrospector: (db) => new MysqlIntrospector(db),
+            createQueryCompiler: () => new MysqlQueryCompiler(),
+          }
+        : {
+            createAdapter: () => new SqliteAdapter(),
+            createDriver: () => new DummyDriver(),
+            createIntrospector: (db) => new SqliteIntrospector(db),
+            createQueryCompiler: () => new SqliteQueryCompiler(),
+          },
+  });
+}
+
+/** MariaDB max_statement_time (1969) and MySQL max_execution_time (3024). */
+const TIME_BUDGET_ERRNOS = [1969, 3024];
+
 class MysqlFamilyDialect implements SqlDialect {
-  constructor(readonly name: 'mariadb' | 'mysql') {}
+  readonly builder = compileOnlyBuilder('mysql');
+  readonly exactCollation: string;
+
+  constructor(readonly name: 'mariadb' | 'mysql') {
+    this.exactCollation = name === 'mariadb' ? 'utf8mb4_nopad_bin' : 'utf8mb4_0900_bin';
+  }
 
   insertIgnore(table: string, columns: readonly string[], rows: number): string {
     const row = placeholders(columns);
@@ -37,20 +128,57 @@ class MysqlFamilyDialect implements SqlDialect {
     return `REPLACE INTO ${table} (${columns.join(',')})`;
   }
 
-  addSeconds(datetime: string, seconds: string): string {
-    return `(${datetime} + INTERVAL ${seconds} SECOND)`;
+  upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string {
+    const row = `(${columns.map((c) => (c === counter ? '1' : '?')).join(',')})`;
+    const others = columns.filter((c, i) => i > 0 && c !== counter);
+    return (
+      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${Array(rows).fill(row).join(',')} ` +
+      `ON DUPLICATE KEY UPDATE ${counter} = ${counter} + 1${others.map((c) => `, ${c} = VALUES(${c})`).join('')}`
+    );
   }
 
-  dateOf(datetime: string): string {
-    return `DATE_FORMAT(${datetime}, '%Y-%m-%d')`;
+  upsertAdd(table: string, keys: readonly string[], sums: readonly string[], rows: number): string {
+    const columns = [...keys, ...sums];
+    return (
+      `${this.insertIgnore(table, columns, rows).replace('INSERT IGNORE', 'INSERT')} ` +
+      `ON DUPLICATE KEY UPDATE ${sums.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
+    );
   }
 
-  epochSeconds(datetime: string): string {
-    return `TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', ${datetime})`;
+  upsertAddSelect(table: string, keys: readonly string[], sums: readonly string[], select: string): string {
+    return (
+      `INSERT INTO ${table} (${[...keys, ...sums].join(',')}) ${select} ` +
+      `ON DUPLICATE KEY UPDATE ${sums.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
+    );
   }
 
-  secondsBetween(from: string, to: string): string {
-    return `(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`;
+  floorToQuarterHour(datetime: string): string {
+    return `TIMESTAMPADD(MINUTE, FLOOR(TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', ${datetime}) / 15) * 15, '1970-01-01 00:00:00')`;
+  }
+
+  lockingRead(select: string): string {
+    return `${select} FOR UPDATE`;
+  }
+
+  addSeconds(datetime: Expression<unknown>, seconds: Expression<unknown>): RawBuilder<Date> {
+    return sql<Date>`(${datetime} + INTERVAL ${seconds} SECOND)`;
+  }
+
+  dateOf(datetime: Expression<unknown>): RawBuilder<string> {
+    return sql<string>`DATE_FORMAT(${datetime}, '%Y-%m-%d')`;
+  }
+
+  epochSeconds(datetime: Expression<unknown>): RawBuilder<number> {
+    return sql<number>`TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', ${datetime})`;
+  }
+
+  secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number> {
+    return sql<number>`(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`;
+  }
+
+  bucketIndex(value: Expression<unknown>, starts: readonly number[]): RawBuilder<number> {
+    // INTERVAL() binary-searches the sorted starts, so every bucket costs the same.
+    return sql<number>`(INTERVAL(${this.epochSeconds(value)}, ${sql.join(starts.map((s) => sql.val(s)))}) - 1)`;
   }
 
   withTimeBudget(select: string, ms: number): string {
@@ -60,10 +188,30 @@ class MysqlFamilyDialect implements SqlDialect {
   }
 
   isTimeBudgetError(error: unknown): boolean {
-    const e = error as { errno?: number; code?: string; driverError?: { errno?: number } };
-    const errno = e?.errno ?? e?.driverError?.errno;
-    // 1969: MariaDB max_statement_time; 3024: MySQL max_execution_time.
-    return errno === 1969 || errno === 3024;
+    return hasServerErrno(error, TIME_BUDGET_ERRNOS);
+  }
+
+  replicationPosition(role: 'primary' | 'replica'): string {
+    if (this.name === 'mysql') return 'SELECT @@GLOBAL.gtid_executed AS pos';
+    return role === 'primary' ? 'SELECT @@gtid_binlog_pos AS pos' : 'SELECT @@gtid_slave_pos AS pos';
+  }
+
+  parseReplicationPosition(text: string | null): ReplicationPosition {
+    const position = new Map<string, number>();
+    for (const part of (text ?? '').split(',').map((p) => p.trim())) {
+      if (!part) continue;
+      if (this.name === 'mariadb') {
+        // domain-server-sequence: one per replication domain
+        const [domain, , seq] = part.split('-');
+        position.set(domain, Math.max(position.get(domain) ?? 0, Number(seq)));
+      } else {
+        // source_uuid:1-100:105-110 (intervals of applied transactions)
+        const [uuid, ...intervals] = part.split(':');
+        const ends = intervals.map((i) => Number(i.split('-').pop()));
+        position.set(uuid.toLowerCase(), Math.max(position.get(uuid.toLowerCase()) ?? 0, ...ends));
+      }
+    }
+    return position;
   }
 }
 

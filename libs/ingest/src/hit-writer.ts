@@ -1,4 +1,5 @@
 import { SqlDialect } from '@app/db';
+import { SCROLL_DEPTH_BUCKETS } from '@app/stats/sql/metrics';
 import { EntityManager } from 'typeorm';
 import { Hit } from './hit';
 
@@ -42,6 +43,8 @@ export interface BatchResult {
   inserted: number;
   duplicates: number;
   orders: number;
+  /** Sites that got new hits: their data version must change once the batch commits. */
+  sites: number[];
 }
 
 function groupBySite<T extends { siteId: number }>(items: T[]): Map<number, T[]> {
@@ -89,6 +92,37 @@ async function insertRows(
     await em.query(sql, part.flat());
   }
 }
+
+const HIT_ROLLUP_SUMS = [
+  'pageviews',
+  'timed_pageviews',
+  'time_on_page_seconds',
+  ...SCROLL_DEPTH_BUCKETS.map((b) => b.column),
+];
+
+/**
+ * Adds the batch's new pageviews of a site to the pageview rollup, computed by the database from
+ * the rows just stored, so the rollup holds exactly the stored (rounded) values.
+ */
+async function addToHitRollups(em: EntityManager, dialect: SqlDialect, siteId: number, pageviews: Hit[]) {
+  for (let i = 0; i < pageviews.length; i += ROLLUP_IDS_PER_STATEMENT) {
+    const ids = pageviews.slice(i, i + ROLLUP_IDS_PER_STATEMENT).map((h) => h.id);
+    const bucket = dialect.floorToQuarterHour('ts');
+    await em.query(
+      dialect.upsertAddSelect(
+        'hit_rollups',
+        ['site_id', 'bucket'],
+        HIT_ROLLUP_SUMS,
+        `SELECT site_id, ${bucket}, COUNT(*), COUNT(time_on_page_seconds), COALESCE(SUM(time_on_page_seconds), 0),
+           ${SCROLL_DEPTH_BUCKETS.map((b) => `COALESCE(SUM(scroll_depth BETWEEN ${b.min} AND ${b.max}), 0)`).join(', ')}
+         FROM hits WHERE site_id = ? AND hit_id IN (${ids.map(() => '?').join(',')}) GROUP BY site_id, ${bucket}`,
+      ),
+      [siteId, ...ids],
+    );
+  }
+}
+
+const ROLLUP_IDS_PER_STATEMENT = 1000;
 
 /**
  * Writes one batch of validated hits inside the caller's transaction: the hits not stored
@@ -154,6 +188,10 @@ export async function writeHitBatch(
       );
     }
   }
+  for (const [siteId, hits] of groupBySite(fresh.filter((h) => h.type === 'pageview'))) {
+    await addToHitRollups(em, dialect, siteId, hits);
+  }
+
   await insertRows(em, dialect, 'orders', ORDER_COLUMNS, orderRows, false);
   await insertRows(em, dialect, 'order_items', ITEM_COLUMNS, itemRows, false);
 
@@ -171,5 +209,10 @@ export async function writeHitBatch(
     true,
   );
 
-  return { inserted: fresh.length, duplicates: batch.length - fresh.length, orders: orderRows.length };
+  return {
+    inserted: fresh.length,
+    duplicates: batch.length - fresh.length,
+    orders: orderRows.length,
+    sites: [...new Set(fresh.map((h) => h.siteId))],
+  };
 }

@@ -1,5 +1,16 @@
-import { Sql } from '@app/db';
-import { HIT_ORDER, isBounceSql, MISSING_ATTRIBUTE, SESSION_ATTRIBUTES } from '@app/stats/definitions';
+import { bumpDataVersions, Sql } from '@app/db';
+import { attributeOrMissing, hitOrderSql, isBounceSql, SESSION_ATTRIBUTES } from '@app/stats/definitions';
+import {
+  fromMillis,
+  PathRollupDelta,
+  pathRollupDeltas,
+  ROLLUP_DIMENSIONS,
+  RolledUpSession,
+  RollupDelta,
+  sessionRollupDeltas,
+} from '@app/stats/rollups/session-rollup';
+import { sql } from 'kysely';
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -34,6 +45,12 @@ const SESSION_COLUMNS = [
 ];
 
 const inList = (n: number) => Array(n).fill('?').join(',');
+
+const ROLLUP_KEYS = ['site_id', 'dimension', 'bucket', 'value'];
+const ROLLUP_SUMS = ['sessions', 'bounces', 'session_pageviews', 'duration_seconds'];
+const ROLLUP_WRITE_ROWS = 500;
+/** path_hash is the key; path itself is stored beside it, never summed. */
+const PATH_ROLLUP_KEYS = ['site_id', 'dimension', 'bucket', 'path_hash', 'path'];
 
 /**
  * Derives sessions (SPEC §1: attributes from the first hit, entry/exit page, bounce,
@@ -71,6 +88,8 @@ export class SessionAggregator {
         this.ds.transaction('READ COMMITTED', (em) => this.aggregateChunk(em, chunkSize)),
       );
       if (done.sessions === 0) break;
+      // After the commit (see HitImporter): reports cached under the new version see this chunk.
+      await bumpDataVersions(this.ds.manager, this.sql.dialect, done.sites);
       summary.sessions += done.sessions;
       summary.visitors += done.visitors;
       summary.chunks++;
@@ -84,10 +103,12 @@ export class SessionAggregator {
   private async aggregateChunk(
     em: EntityManager,
     chunkSize: number,
-  ): Promise<{ sessions: number; visitors: number }> {
+  ): Promise<{ sessions: number; visitors: number; sites: number[] }> {
     // Locked until commit: an import adding a hit to one of these sessions waits, then queues it again.
     const queued: Array<{ site_id: number; session_id: string }> = await em.query(
-      `SELECT site_id, session_id FROM dirty_sessions ORDER BY site_id, session_id LIMIT ${Number(chunkSize)} FOR UPDATE`,
+      this.sql.dialect.lockingRead(
+        `SELECT site_id, session_id FROM dirty_sessions ORDER BY site_id, session_id LIMIT ${Number(chunkSize)}`,
+      ),
     );
     let visitors = 0;
     const bySite = new Map<number, string[]>();
@@ -97,16 +118,13 @@ export class SessionAggregator {
       bySite.set(Number(q.site_id), list);
     }
     for (const [siteId, sessionIds] of bySite) {
-      const before: Array<{ v: string }> = await em.query(
-        `SELECT DISTINCT visitor_id AS v FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      );
-      await em.query(this.deriveSessionsSql(sessionIds.length), [siteId, ...sessionIds]);
-      const after: Array<{ v: string }> = await em.query(
-        `SELECT DISTINCT visitor_id AS v FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      );
-      const touched = [...new Set([...before, ...after].map((r) => r.v))];
+      const before = await this.derivedSessions(em, siteId, sessionIds);
+      const derive = this.deriveSessions(siteId, sessionIds);
+      await em.query(derive.sql, [...derive.parameters]);
+      const after = await this.derivedSessions(em, siteId, sessionIds);
+      await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
+      await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
+      const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
       await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
         siteId,
         ...touched,
@@ -124,7 +142,81 @@ export class SessionAggregator {
         [siteId, ...sessionIds],
       );
     }
-    return { sessions: queued.length, visitors };
+    return { sessions: queued.length, visitors, sites: [...bySite.keys()] };
+  }
+
+  /** The derived rows of these sessions as the rollup and the visitors table need them. */
+  private derivedSessions(
+    em: EntityManager,
+    siteId: number,
+    sessionIds: string[],
+  ): Promise<Array<RolledUpSession & { visitor_id: string }>> {
+    return em.query(
+      `SELECT visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, duration_seconds
+       FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
+      [siteId, ...sessionIds],
+    );
+  }
+
+  /**
+   * Keeps the session rollup equal to the sessions table: the re-derived sessions' old rows
+   * subtracted and new rows added, in the chunk's transaction; rows left with no session go.
+   */
+  private async applyRollupDeltas(em: EntityManager, siteId: number, deltas: RollupDelta[]): Promise<void> {
+    const d = this.sql.dialect;
+    for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
+      const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
+      await em.query(
+        d.upsertAdd('session_rollups', ROLLUP_KEYS, ROLLUP_SUMS, part.length),
+        part.flatMap((r) => [
+          siteId,
+          r.dimension,
+          r.bucket,
+          r.value,
+          r.sessions,
+          r.bounces,
+          r.sessionPageviews,
+          fromMillis(r.durationMillis),
+        ]),
+      );
+    }
+    const emptied = deltas.filter((r) => r.sessions < 0);
+    for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
+      const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
+      await em.query(
+        `DELETE FROM session_rollups WHERE site_id = ? AND sessions = 0 AND (dimension, bucket, value) IN (${part
+          .map(() => '(?, ?, ?)')
+          .join(', ')})`,
+        [siteId, ...part.flatMap((r) => [r.dimension, r.bucket, r.value])],
+      );
+    }
+  }
+
+  /** The same for the entry and exit pages (keyed by the path's MD5, as the migration does). */
+  private async applyPathRollupDeltas(
+    em: EntityManager,
+    siteId: number,
+    deltas: PathRollupDelta[],
+  ): Promise<void> {
+    const d = this.sql.dialect;
+    const hash = (path: string) => createHash('md5').update(path, 'utf8').digest();
+    for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
+      const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
+      await em.query(
+        d.upsertAdd('session_path_rollups', PATH_ROLLUP_KEYS, ['sessions'], part.length),
+        part.flatMap((r) => [siteId, r.dimension, r.bucket, hash(r.path), r.path, r.sessions]),
+      );
+    }
+    const emptied = deltas.filter((r) => r.sessions < 0);
+    for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
+      const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
+      await em.query(
+        `DELETE FROM session_path_rollups WHERE site_id = ? AND sessions = 0 AND (dimension, bucket, path_hash) IN (${part
+          .map(() => '(?, ?, ?)')
+          .join(', ')})`,
+        [siteId, ...part.flatMap((r) => [r.dimension, r.bucket, hash(r.path)])],
+      );
+    }
   }
 
   /**
@@ -134,31 +226,30 @@ export class SessionAggregator {
    * several ROW_NUMBER() windows was tried first and MariaDB 10.11 mixed up which row was
    * first when the windows had different PARTITION BY lists.
    */
-  private deriveSessionsSql(count: number): string {
+  private deriveSessions(
+    siteId: number,
+    sessionIds: string[],
+  ): { sql: string; parameters: readonly unknown[] } {
     const d = this.sql.dialect;
-    const pick = (column: string, where: string, order: string) =>
-      `(SELECT x.${column} FROM hits x WHERE x.site_id = a.site_id AND x.session_id = a.session_id${where} ORDER BY ${order} LIMIT 1)`;
-    const firstOrder = HIT_ORDER.split(',')
-      .map((c) => `x.${c.trim()}`)
-      .join(', ');
-    const lastOrder = HIT_ORDER.split(',')
-      .map((c) => `x.${c.trim()} DESC`)
-      .join(', ');
-    return `${d.replaceInto('sessions', SESSION_COLUMNS)}
+    const pick = (column: string, pageviewsOnly: boolean, direction: 'asc' | 'desc') =>
+      sql`(SELECT ${sql.ref(`x.${column}`)} FROM hits x WHERE x.site_id = a.site_id AND x.session_id = a.session_id${
+        pageviewsOnly ? sql` AND x.type = 'pageview'` : sql``
+      } ORDER BY ${sql.raw(hitOrderSql('x', direction))} LIMIT 1)`;
+    return sql`${sql.raw(d.replaceInto('sessions', SESSION_COLUMNS))}
       SELECT a.site_id, a.session_id, f.visitor_id, a.started_at, a.ended_at,
         a.hits, a.pageviews, a.events, a.purchases,
-        ${isBounceSql('a')},
-        ${d.secondsBetween('a.started_at', 'a.ended_at')},
-        ${pick('path', " AND x.type = 'pageview'", firstOrder)},
-        ${pick('path', " AND x.type = 'pageview'", lastOrder)},
-        ${SESSION_ATTRIBUTES.map((attr) => `COALESCE(f.${attr}, '${MISSING_ATTRIBUTE[attr]}')`).join(', ')}
+        ${sql.raw(isBounceSql('a'))},
+        ${d.secondsBetween(sql.ref('a.started_at'), sql.ref('a.ended_at'))},
+        ${pick('path', true, 'asc')},
+        ${pick('path', true, 'desc')},
+        ${sql.join(SESSION_ATTRIBUTES.map((attr) => attributeOrMissing(attr, sql.ref(`f.${attr}`))))}
       FROM (
         SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
           SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases
         FROM hits h
-        WHERE h.site_id = ? AND h.session_id IN (${inList(count)})
+        WHERE h.site_id = ${siteId} AND h.session_id IN (${sql.join(sessionIds)})
         GROUP BY h.site_id, h.session_id
       ) a
-      JOIN hits f ON f.seq = ${pick('seq', '', firstOrder)}`;
+      JOIN hits f ON f.seq = ${pick('seq', false, 'asc')}`.compile(d.builder);
   }
 }

@@ -1,5 +1,8 @@
-import { averageOrderValue, centsToNumber, money, ordersInRangeSql, toCents } from './commerce';
+import { mariadbDialect } from '@app/db/dialect';
+import { averageOrderValue, centsToNumber, money, toCents } from './commerce';
 import { resolveRange } from './date-range';
+import { StatsQuery } from './query/stats-query';
+import { where } from './sql/where';
 
 describe(toCents.name, () => {
   it('reads DECIMAL strings with 0, 1 or 2 decimals exactly', () => {
@@ -56,7 +59,7 @@ describe(averageOrderValue.name, () => {
   });
 });
 
-describe(ordersInRangeSql.name, () => {
+describe('where.orders', () => {
   it('bounds the order ts by the range instants, start inclusive and end exclusive', () => {
     const range = resolveRange({
       from: '2026-03-01',
@@ -64,9 +67,22 @@ describe(ordersInRangeSql.name, () => {
       siteTimezone: 'Europe/Berlin',
       maxDays: 731,
     });
-    const fragment = ordersInRangeSql('o', 7, range);
-    expect(fragment.sql).toBe('(o.site_id = ? AND o.ts >= ? AND o.ts < ?)');
+    const query: StatsQuery = {
+      site: { id: 7, timezone: 'Europe/Berlin', currency: 'EUR', trackingMode: 'full' },
+      range,
+      filters: [],
+    };
+    const compiled = mariadbDialect.builder
+      .selectFrom('orders as o')
+      .selectAll()
+      .where(where.orders(query, 'o'))
+      .compile();
+    expect(compiled.sql).toContain('(`o`.`site_id` = ? AND `o`.`ts` >= ? AND `o`.`ts` < ?)');
     // Berlin is UTC+1 in March before the 29th: 2026-03-01 00:00 local is 2026-02-28T23:00Z.
-    expect(fragment.params).toEqual([7, new Date('2026-02-28T23:00:00Z'), new Date('2026-03-02T23:00:00Z')]);
+    expect(compiled.parameters).toEqual([
+      7,
+      new Date('2026-02-28T23:00:00Z'),
+      new Date('2026-03-02T23:00:00Z'),
+    ]);
   });
 });

@@ -4,30 +4,16 @@
  * hit of an order and drops later duplicates, so no report deduplicates again. Money stays a
  * DECIMAL in SQL; mysql2 hands it over as a string, turned into a number only at the very end.
  */
-import type { ReportRange } from './date-range';
-import type { SqlFragment } from './sql/local-time';
-
-/** SQL condition: order row `alias` is the site's and its own `ts` lies in the range. */
-export function ordersInRangeSql(alias: string, siteId: number, range: ReportRange): SqlFragment {
-  return {
-    sql: `(${alias}.site_id = ? AND ${alias}.ts >= ? AND ${alias}.ts < ?)`,
-    params: [siteId, range.startUtc, range.endUtc],
-  };
-}
-
-/** SQL aggregate: revenue = the exact DECIMAL sum of the order rows `alias`; `0.00` when none. */
-export const orderRevenueSql = (alias: string): string => `COALESCE(SUM(${alias}.revenue), 0)`;
-
-/** SQL: an order item line's revenue, quantity × price, exact DECIMAL. */
-export const itemRevenueSql = (alias: string): string => `(${alias}.quantity * ${alias}.price)`;
+import { RawBuilder, sql, SqlBool } from 'kysely';
+import { col } from './sql/where';
 
 /**
  * SQL condition: session `sessionAlias` (a sessions row) contains at least one order, i.e. an
  * order whose first imported hit is one of its hits. A session whose only purchase hit repeats
  * an order already seen in another session does not purchase.
  */
-export const sessionPurchasedSql = (sessionAlias: string): string =>
-  `EXISTS (SELECT 1 FROM orders po WHERE po.site_id = ${sessionAlias}.site_id AND po.session_id = ${sessionAlias}.session_id)`;
+export const sessionPurchased = (sessionAlias: string): RawBuilder<SqlBool> =>
+  sql<SqlBool>`EXISTS (SELECT 1 FROM orders po WHERE po.site_id = ${col(sessionAlias, 'site_id')} AND po.session_id = ${col(sessionAlias, 'session_id')})`;
 
 const MONEY = /^(\d+)(?:\.(\d{1,2}))?$/;
 

@@ -1,5 +1,6 @@
-import { hitMatchSql } from './definitions';
-import type { SqlFragment } from './sql/local-time';
+import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
+import { hitMatch } from './definitions';
+import { col } from './sql/where';
 
 export interface GoalDefinition {
   id: number;
@@ -9,45 +10,42 @@ export interface GoalDefinition {
 }
 
 /** SQL condition: hit `alias` matches the goal (SPEC §1 "Goal match"). */
-export function goalMatchSql(alias: string, goal: GoalDefinition): SqlFragment {
+export function goalMatch(alias: string, goal: GoalDefinition): RawBuilder<SqlBool> {
   return goal.type === 'event'
-    ? hitMatchSql(alias, { type: 'event', name: goal.matchValue })
-    : hitMatchSql(alias, { type: 'path', path: goal.matchValue });
+    ? hitMatch(alias, { type: 'event', name: goal.matchValue })
+    : hitMatch(alias, { type: 'path', path: goal.matchValue });
 }
+
+const anyGoal = (alias: string, goals: GoalDefinition[]) =>
+  sql<SqlBool>`(${sql.join(
+    goals.map((g) => goalMatch(alias, g)),
+    sql` OR `,
+  )})`;
 
 /**
  * SQL condition: the session `sessionAlias` (a sessions row) converted at least one of
  * `goals` (SPEC §1 "Conversion"). With no goals no session converts. The single definition
  * behind conversions, conversion rates and the breakdown's conv_rate.
  */
-export function sessionConvertedSql(sessionAlias: string, goals: GoalDefinition[]): SqlFragment {
-  if (goals.length === 0) return { sql: '(1 = 0)', params: [] };
-  const matches = goals.map((g) => goalMatchSql('gh', g));
-  return {
-    sql:
-      `EXISTS (SELECT 1 FROM hits gh WHERE gh.site_id = ${sessionAlias}.site_id AND gh.session_id = ${sessionAlias}.session_id ` +
-      `AND (${matches.map((m) => m.sql).join(' OR ')}))`,
-    params: matches.flatMap((m) => m.params),
-  };
+export function sessionConverted(sessionAlias: string, goals: GoalDefinition[]): RawBuilder<SqlBool> {
+  if (goals.length === 0) return sql<SqlBool>`(1 = 0)`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM hits gh WHERE gh.site_id = ${col(sessionAlias, 'site_id')} AND gh.session_id = ${col(sessionAlias, 'session_id')} AND ${anyGoal('gh', goals)})`;
 }
 
 /**
- * The same definition as sessionConvertedSql, set-based for reports that need every goal at
- * once: a derived table with one row per session of `sessions cs` matching `where` that
- * converted at least one goal, and a 1/0 column `goal_<i>` per goal. One pass over those
+ * The same definition as sessionConverted, set-based for reports that need every goal at
+ * once: a derived table with one row per session of `sessions cs` matching `sessionsWhere`
+ * that converted at least one goal, and a 1/0 column `goal_<i>` per goal. One pass over those
  * sessions' matching hits instead of one lookup per session and goal. Join it on session_id;
  * a session without a row converted nothing.
  */
-export function convertedSessionsTableSql(goals: GoalDefinition[], where: SqlFragment): SqlFragment {
+export function convertedSessionsTable(
+  goals: GoalDefinition[],
+  sessionsWhere: Expression<SqlBool>,
+): RawBuilder<unknown> {
   if (goals.length === 0) {
-    return { sql: 'SELECT NULL AS session_id FROM (SELECT 1) none WHERE 1 = 0', params: [] };
+    return sql`SELECT NULL AS session_id FROM (SELECT 1) none WHERE 1 = 0`;
   }
-  const matches = goals.map((g) => goalMatchSql('gh', g));
-  return {
-    sql:
-      `SELECT gh.session_id, ${matches.map((m, i) => `MAX(${m.sql}) AS goal_${i}`).join(', ')} ` +
-      'FROM sessions cs JOIN hits gh ON gh.site_id = cs.site_id AND gh.session_id = cs.session_id ' +
-      `WHERE ${where.sql} AND (${matches.map((m) => m.sql).join(' OR ')}) GROUP BY gh.session_id`,
-    params: [...matches.flatMap((m) => m.params), ...where.params, ...matches.flatMap((m) => m.params)],
-  };
+  const perGoal = goals.map((g, i) => sql`MAX(${goalMatch('gh', g)}) AS ${sql.ref(`goal_${i}`)}`);
+  return sql`SELECT gh.session_id, ${sql.join(perGoal)} FROM sessions cs JOIN hits gh ON gh.site_id = cs.site_id AND gh.session_id = cs.session_id WHERE ${sessionsWhere} AND ${anyGoal('gh', goals)} GROUP BY gh.session_id`;
 }

@@ -1,5 +1,6 @@
 import {
   buckets,
+  canonicalTimeZone,
   comparisonRange,
   isValidTimeZone,
   localDate,
@@ -49,7 +50,27 @@ describe(isValidTimeZone.name, () => {
   });
 });
 
+describe(canonicalTimeZone.name, () => {
+  it('spells a zone matched in any case as the tz database does', () => {
+    expect(canonicalTimeZone('asia/kathmandu')).toBe('Asia/Kathmandu');
+    expect(canonicalTimeZone('ASIA/KOLKATA')).toBe('Asia/Kolkata');
+    expect(canonicalTimeZone('america/new_york')).toBe('America/New_York');
+    expect(canonicalTimeZone('america/port-au-prince')).toBe('America/Port-au-Prince');
+    expect(canonicalTimeZone('utc')).toBe('UTC');
+    expect(canonicalTimeZone('Europe/Berlin')).toBe('Europe/Berlin');
+  });
+
+  it('keeps an alias as an alias (only the case changes)', () => {
+    expect(canonicalTimeZone('asia/katmandu')).toBe('Asia/Katmandu');
+  });
+});
+
 describe(resolveRange.name, () => {
+  it('echoes the timezone parameter in its canonical spelling', () => {
+    const range = resolveRange({ timezone: 'asia/kathmandu', siteTimezone: 'UTC', maxDays: 731 });
+    expect(range.timezone).toBe('Asia/Kathmandu');
+  });
+
   it('defaults to the trailing 30 days ending today in a zone behind UTC', () => {
     // 2026-03-15T02:00Z is 2026-03-14 19:00 PDT (UTC-7 since March 8): today = 2026-03-14;
     // from = 2026-03-14 - 29 days = 2026-02-13, which is still PST (UTC-8).

@@ -50,6 +50,49 @@ export function isValidTimeZone(zone: string): boolean {
 }
 
 /**
+ * The tz database's current names of the zones that ICU (and so `Intl`) still lists under an
+ * older name: `Intl.supportedValuesOf('timeZone')` has `Asia/Katmandu`, not `Asia/Kathmandu`.
+ */
+const CURRENT_NAMES = [
+  'Africa/Asmara',
+  'America/Argentina/Buenos_Aires',
+  'America/Argentina/Catamarca',
+  'America/Argentina/Cordoba',
+  'America/Argentina/Jujuy',
+  'America/Argentina/Mendoza',
+  'America/Atikokan',
+  'America/Indiana/Indianapolis',
+  'America/Kentucky/Louisville',
+  'America/Nuuk',
+  'Asia/Ho_Chi_Minh',
+  'Asia/Kathmandu',
+  'Asia/Kolkata',
+  'Asia/Yangon',
+  'Atlantic/Faroe',
+  'Europe/Kyiv',
+  'Pacific/Chuuk',
+  'Pacific/Kanton',
+  'Pacific/Pohnpei',
+];
+
+let zoneNames: Map<string, string> | undefined;
+
+/**
+ * The spelling the tz database gives a zone name that was matched case-insensitively
+ * (`asia/kathmandu` → `Asia/Kathmandu`, `utc` → `UTC`), so reports echo a name clients can
+ * compare. A name neither list knows (a rare alias) is returned as given.
+ */
+export function canonicalTimeZone(zone: string): string {
+  zoneNames ??= new Map(
+    [...Intl.supportedValuesOf('timeZone'), ...CURRENT_NAMES, 'UTC'].map((name) => [
+      name.toLowerCase(),
+      name,
+    ]),
+  );
+  return zoneNames.get(zone.toLowerCase()) ?? zone;
+}
+
+/**
  * SPEC §3: the trailing 30 days ending today in the report zone unless `from`/`to` say otherwise.
  * Throws RangeError400 on 'from', 'to' or 'timezone' for every client mistake.
  */
@@ -61,11 +104,12 @@ export function resolveRange(input: {
   maxDays: number;
   now?: Date;
 }): ReportRange {
-  const zone = input.timezone ?? input.siteTimezone;
-  if (!isValidTimeZone(zone)) {
-    if (input.timezone === undefined) throw new Error(`site timezone '${zone}' is not a valid IANA zone`);
-    throw new RangeError400('timezone', `timezone '${zone}' is not a known IANA time zone`);
+  const given = input.timezone ?? input.siteTimezone;
+  if (!isValidTimeZone(given)) {
+    if (input.timezone === undefined) throw new Error(`site timezone '${given}' is not a valid IANA zone`);
+    throw new RangeError400('timezone', `timezone '${given}' is not a known IANA time zone`);
   }
+  const zone = canonicalTimeZone(given);
   const from = input.from === undefined ? undefined : parseDay(input.from, 'from');
   const to = input.to === undefined ? undefined : parseDay(input.to, 'to');
 

@@ -2,6 +2,8 @@
  * The metric definitions of SPEC §1, in one place. The aggregator derives sessions with
  * these; report queries reuse the same fragments, so "what is a bounce" exists once.
  */
+import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
+import { col } from './sql/where';
 
 /** Session attributes taken from the session's first hit. */
 export const SESSION_ATTRIBUTES = ['channel', 'source', 'country', 'device', 'browser'] as const;
@@ -17,7 +19,12 @@ export const MISSING_ATTRIBUTE: Record<SessionAttribute, string> = {
 };
 
 /** Hit order within a session or visitor: by timestamp, ties by import order. */
-export const HIT_ORDER = 'ts, seq';
+export const HIT_ORDER = ['ts', 'seq'] as const;
+
+/** HIT_ORDER as an ORDER BY list over table alias `alias`, oldest first or newest first. */
+export function hitOrderSql(alias: string, direction: 'asc' | 'desc' = 'asc'): string {
+  return HIT_ORDER.map((c) => `${alias}.${c}${direction === 'desc' ? ' DESC' : ''}`).join(', ');
+}
 
 /**
  * Bounce: a session with exactly one hit, and that hit a pageview. Stored as sessions.is_bounce
@@ -35,23 +42,46 @@ export function round2(value: number): number {
   return Math.round((value + Number.EPSILON) * 100) / 100;
 }
 
+/** A mean rounded to 2 decimals; 0 over nothing. `sum` may be a DECIMAL string from the driver. */
+export function average(sum: number | string, count: number): number {
+  return count === 0 ? 0 : round2(Number(sum) / count);
+}
+
+/** % change from `previous` to `current`, 2 decimals; `null` when there is nothing to compare with. */
+export function percentChange(current: number, previous: number): number | null {
+  return previous === 0 ? null : round2(((current - previous) / previous) * 100);
+}
+
+export type HitMatch = { type: 'event'; name: string } | { type: 'pageview' | 'path'; path: string };
+
 /**
  * SQL condition matching a goal or funnel step against hits aliased `alias`: an event name
  * matches event hits of that name; a path matches pageviews whose path equals it, or starts
- * with the prefix when the pattern ends in `*`. Returns the fragment and its parameters.
+ * with the prefix when the pattern ends in `*`.
  */
-export function hitMatchSql(
-  alias: string,
-  match: { type: 'event'; name: string } | { type: 'pageview' | 'path'; path: string },
-): { sql: string; params: unknown[] } {
-  if (match.type === 'event')
-    return { sql: `(${alias}.type = 'event' AND ${alias}.name = ?)`, params: [match.name] };
+export function hitMatch(alias: string, match: HitMatch): RawBuilder<SqlBool> {
+  if (match.type === 'event') {
+    return sql<SqlBool>`(${col(alias, 'type')} = 'event' AND ${col(alias, 'name')} = ${match.name})`;
+  }
   if (match.path.endsWith('*')) {
     const prefix = match.path.slice(0, -1);
-    return {
-      sql: `(${alias}.type = 'pageview' AND SUBSTRING(${alias}.path, 1, ?) = ?)`,
-      params: [Array.from(prefix).length, prefix],
-    };
+    return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND SUBSTRING(${col(alias, 'path')}, 1, ${Array.from(prefix).length}) = ${prefix})`;
   }
-  return { sql: `(${alias}.type = 'pageview' AND ${alias}.path = ?)`, params: [match.path] };
+  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${col(alias, 'path')} = ${match.path})`;
+}
+
+/** A session attribute as reports read it: the first hit's value, or what a missing one reads as. */
+export function attributeOrMissing(
+  attribute: SessionAttribute,
+  firstHitValue: Expression<unknown>,
+): RawBuilder<string> {
+  return sql<string>`COALESCE(${firstHitValue}, ${sql.lit(MISSING_ATTRIBUTE[attribute])})`;
+}
+
+/**
+ * SQL: `column` of the first hit (hit order) of the session that hit alias `hit` belongs to,
+ * read from the raw hits, for reports that cannot wait for the aggregator (realtime).
+ */
+export function firstHitOfSession(column: string, hit: string): RawBuilder<unknown> {
+  return sql`(SELECT ${sql.ref(`f.${column}`)} FROM hits f WHERE f.site_id = ${col(hit, 'site_id')} AND f.session_id = ${col(hit, 'session_id')} ORDER BY ${sql.raw(hitOrderSql('f'))} LIMIT 1)`;
 }

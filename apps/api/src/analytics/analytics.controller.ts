@@ -1,6 +1,7 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
 import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
+import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { BREAKDOWN_CSV, ENGAGEMENT_CSV, FUNNEL_CSV, OVERVIEW_CSV } from './analytics.csv';
@@ -14,6 +15,7 @@ import { EngagementService } from './engagement.service';
 import { FunnelService } from './funnel.service';
 import { OverviewService } from './overview.service';
 import { RealtimeService } from './realtime.service';
+import { CachedReport } from '../report-cache/cached-report.decorator';
 
 const RANGE_NOTE =
   'Sessions, visitors, bounces, durations and conversions belong to the day of the session start; ' +
@@ -31,6 +33,7 @@ export class AnalyticsController {
     private readonly engagements: EngagementService,
     private readonly realtimes: RealtimeService,
     private readonly funnels: FunnelService,
+    private readonly parser: StatsQueryParser,
   ) {}
 
   @Get('overview')
@@ -42,9 +45,10 @@ export class AnalyticsController {
       "range's sessions. With `compare`, `data.comparison` holds the headline metrics of the comparison " +
       'range and their % change (`null` when the previous value is 0).',
   })
+  @CachedReport()
   @CsvExport(OVERVIEW_CSV)
   overview(@CurrentSite() site: Site, @Query() query: OverviewQueryDto): Promise<OverviewResponseDto> {
-    return this.overviews.overview(site, query);
+    return this.overviews.report(this.parser.parse(site, query), query);
   }
 
   @Get('breakdown-timeseries')
@@ -56,9 +60,10 @@ export class AnalyticsController {
       'bounce_rate and conv_rate; pageviews; revenue), ties by value. The last series is always "Other": ' +
       'every remaining value, rates computed over their union; zeros when nothing remains.',
   })
+  @CachedReport()
   @CsvExport(BREAKDOWN_CSV)
   breakdown(@CurrentSite() site: Site, @Query() query: BreakdownQueryDto): Promise<BreakdownResponseDto> {
-    return this.breakdowns.breakdown(site, query);
+    return this.breakdowns.report(this.parser.parse(site, query), query);
   }
 
   @Get('engagement')
@@ -69,9 +74,10 @@ export class AnalyticsController {
       `${RANGE_NOTE} \`returning_visitors\` is \`null\` for cookieless sites (\`meta.tracking_mode\`): ` +
       'their visitor ids rotate daily.',
   })
+  @CachedReport()
   @CsvExport(ENGAGEMENT_CSV)
   engagement(@CurrentSite() site: Site, @Query() query: EngagementQueryDto): Promise<EngagementResponseDto> {
-    return this.engagements.engagement(site, query);
+    return this.engagements.report(this.parser.parse(site, query));
   }
 
   @Get('realtime')
@@ -84,7 +90,7 @@ export class AnalyticsController {
   })
   @ApiOkResponse({ type: RealtimeResponseDto })
   realtime(@CurrentSite() site: Site, @Query() _query: RealtimeQueryDto): Promise<RealtimeResponseDto> {
-    return this.realtimes.snapshot(site);
+    return this.realtimes.report(site);
   }
 
   @Get('funnel')
@@ -96,8 +102,9 @@ export class AnalyticsController {
       'k+1 when a later hit (hit order) matches step k+1 no later than t1 + `window_hours`, even after `to`. ' +
       'A visitor counts for a step when any attempt reaches it.',
   })
+  @CachedReport()
   @CsvExport(FUNNEL_CSV)
   funnel(@CurrentSite() site: Site, @Query() query: FunnelQueryDto): Promise<FunnelResponseDto> {
-    return this.funnels.funnel(site, query);
+    return this.funnels.report(this.parser.parse(site, query), query);
   }
 }

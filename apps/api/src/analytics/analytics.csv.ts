@@ -13,15 +13,52 @@ const TOP_LISTS = [
   'exit_pages',
 ] as const;
 
-/** Overview as CSV: the top lists, one row per list item, the list named in the first column. */
+const HEADLINE = [
+  'visitors',
+  'sessions',
+  'pageviews',
+  'bounce_rate',
+  'pages_per_session',
+  'avg_session_duration_seconds',
+] as const;
+
+/**
+ * Overview as CSV: every figure of the JSON in one table, told apart by the `section` column
+ * (as the e-commerce CSV does); columns a section does not use stay empty.
+ * - `headline`: one row per headline metric (`metric`, `metric_value`);
+ * - with `compare`: `comparison` rows (the comparison range's `from`, `to` and metrics) and
+ *   `change` rows (% change per metric; empty when the previous value is 0);
+ * - `top_channels` … `exit_pages`: one row per list item (`value`, `sessions`, `share`).
+ */
 export const OVERVIEW_CSV: CsvExportOptions<OverviewResponseDto> = {
   type: OverviewResponseDto,
   filename: 'overview',
-  table: ({ data }) => ({
-    columns: ['list', 'value', 'sessions', 'share'],
-    rows: TOP_LISTS.flatMap((list) => data[list].map((item): CsvRow => ({ list, ...item }))),
-  }),
-  example: 'list,value,sessions,share\r\ntop_channels,Organic Search,1204,41.2\r\n',
+  table: ({ data }) => {
+    const figure = (section: string, metric: string, value: string | number | null): CsvRow => ({
+      section,
+      metric,
+      metric_value: value,
+    });
+    const comparison = data.comparison;
+    return {
+      columns: ['section', 'metric', 'metric_value', 'value', 'sessions', 'share'],
+      rows: [
+        ...HEADLINE.map((metric) => figure('headline', metric, data[metric])),
+        ...(comparison
+          ? [
+              figure('comparison', 'from', comparison.from),
+              figure('comparison', 'to', comparison.to),
+              ...HEADLINE.map((metric) => figure('comparison', metric, comparison[metric])),
+              ...HEADLINE.map((metric) => figure('change', metric, comparison.change[metric])),
+            ]
+          : []),
+        ...TOP_LISTS.flatMap((section) => data[section].map((item): CsvRow => ({ section, ...item }))),
+      ],
+    };
+  },
+  example:
+    'section,metric,metric_value,value,sessions,share\r\nheadline,visitors,2210,,,\r\nheadline,sessions,2922,,,\r\n' +
+    'top_channels,,,Organic Search,1204,41.2\r\n',
 };
 
 /** Breakdown as CSV: one row per bucket and series, the metric in the last column. */

@@ -1,16 +1,24 @@
+import type { SqlDialect } from '@app/db';
 import {
   Bucket,
-  bucketIndexSql,
+  bucketIndex,
+  col,
+  decideTable,
   GoalDefinition,
   MISSING_ATTRIBUTE,
-  orderRevenueSql,
-  ordersInRangeSql,
+  orderMetrics,
   ReportDb,
-  ReportRange,
-  sessionConvertedSql,
-  SqlFragment,
+  ReportStatement,
+  sessionConverted,
+  sessionMetrics,
+  sessionRollupMetrics,
+  StatsQuery,
+  toCents,
+  centsToNumber,
+  where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { RawBuilder, SelectQueryBuilder, sql } from 'kysely';
 import type { BreakdownDimension, BreakdownMetric } from './dto/breakdown.dto';
 
 /** Per-series sums: `num` is the metric's count or money (exact decimal string), `den` its rate base. */
@@ -31,149 +39,190 @@ export interface BreakdownSums {
   other: SeriesSumsByBucket;
 }
 
+export interface BreakdownRequest {
+  metric: BreakdownMetric;
+  dimension: BreakdownDimension;
+  goals: GoalDefinition[];
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- the three sources join different tables */
+type AnySelect = SelectQueryBuilder<any, any, object>;
+
 /**
  * Where a metric's rows come from. Session metrics read sessions by start; pageviews and
  * revenue read hits/orders by their own ts under their session's attribute. A pageview or
  * order whose session the aggregator has not derived yet reads the attribute as missing.
  */
 interface MetricSource {
-  from: string;
-  where: (siteId: number, range: ReportRange) => SqlFragment;
-  time: string;
-  value: (dimension: BreakdownDimension) => string;
+  rows: AnySelect;
+  time: RawBuilder<unknown>;
+  value: RawBuilder<string>;
   /** Per-row numerator and denominator. */
-  num: SqlFragment;
-  den: string;
+  num: RawBuilder<unknown>;
+  den: RawBuilder<unknown>;
   /** The ranking volume over a group of rows. */
-  volume: string;
+  volume: RawBuilder<unknown>;
 }
 
+function metricSource(
+  d: SqlDialect,
+  query: StatsQuery,
+  request: BreakdownRequest,
+  buckets?: readonly Bucket[],
+): MetricSource {
+  const { metric, dimension, goals } = request;
+  if (metric === 'sessions' || metric === 'bounce_rate') {
+    const needs = { metrics: ['sessions', 'bounces'] as const, dimension, buckets };
+    if (decideTable(query, 'sessions', needs).kind === 'rollup') {
+      const r = sessionRollupMetrics('r');
+      return {
+        rows: d.builder
+          .selectFrom('session_rollups as r')
+          .where(where.sessionRollups(query, dimension, 'r')) as AnySelect,
+        time: sql`${col('r', 'bucket')}`,
+        value: sql<string>`${col('r', 'value')}`,
+        num: sql`${col('r', metric === 'sessions' ? 'sessions' : 'bounces')}`,
+        den: sql`${col('r', 'sessions')}`,
+        volume: r.sessions,
+      };
+    }
+  }
+  const ofSession = sql<string>`COALESCE(${col('s', dimension)}, ${MISSING_ATTRIBUTE[dimension]})`;
+  const sessionRows = (num: RawBuilder<unknown>): MetricSource => {
+    decideTable(query, 'sessions');
+    return {
+      rows: d.builder.selectFrom('sessions as s').where(where.sessions(query, 's')) as AnySelect,
+      time: sql`${col('s', 'started_at')}`,
+      value: sql<string>`${col('s', dimension)}`,
+      num,
+      den: sql.lit(1),
+      volume: sessionMetrics('s').sessions,
+    };
+  };
+  switch (metric) {
+    case 'sessions':
+      return sessionRows(sql.lit(1));
+    case 'bounce_rate':
+      return sessionRows(sql`${col('s', 'is_bounce')}`);
+    case 'conv_rate':
+      return sessionRows(sql`CASE WHEN ${sessionConverted('s', goals)} THEN 1 ELSE 0 END`);
+    case 'pageviews':
+      decideTable(query, 'hits');
+      return {
+        rows: d.builder
+          .selectFrom('hits as h')
+          .leftJoin('sessions as s', (j) =>
+            j.onRef('s.site_id', '=', 'h.site_id').onRef('s.session_id', '=', 'h.session_id'),
+          )
+          .where(where.hits(query, 'h', 'pageview')) as AnySelect,
+        time: sql`${col('h', 'ts')}`,
+        value: ofSession,
+        num: sql.lit(1),
+        den: sql.lit(1),
+        volume: sql`COUNT(*)`,
+      };
+    case 'revenue':
+      decideTable(query, 'orders');
+      return {
+        rows: d.builder
+          .selectFrom('orders as o')
+          .leftJoin('sessions as s', (j) =>
+            j.onRef('s.site_id', '=', 'o.site_id').onRef('s.session_id', '=', 'o.session_id'),
+          )
+          .where(where.orders(query, 'o')) as AnySelect,
+        time: sql`${col('o', 'ts')}`,
+        value: ofSession,
+        num: sql`${col('o', 'revenue')}`,
+        den: sql.lit(1),
+        volume: orderMetrics('o').revenue,
+      };
+  }
+}
+
+export const breakdownStatements = {
+  /** The `limit` values with the largest volume base over the range, ties by value asc. */
+  topValues(query: StatsQuery, request: BreakdownRequest, limit: number): ReportStatement<{ value: string }> {
+    return (d) => {
+      const m = metricSource(d, query, request);
+      return d.builder
+        .selectFrom(
+          m.rows
+            .select([m.value.as('value'), m.volume.as('volume')])
+            .groupBy(sql.lit(1))
+            .as('g'),
+        )
+        .select('g.value')
+        .orderBy('g.volume', 'desc')
+        .orderBy('g.value', 'asc')
+        .limit(limit)
+        .compile();
+    };
+  },
+
+  /** Numerator and denominator per (series, bucket): each top value, and "Other" for the rest. */
+  seriesSums(
+    query: StatsQuery,
+    request: BreakdownRequest,
+    top: string[],
+    buckets: Bucket[],
+  ): ReportStatement<{ is_other: number | string; series: string; b: number | string } & SeriesSums> {
+    return (d) => {
+      const m = metricSource(d, query, request, buckets);
+      const inTop = top.length === 0 ? sql`(1 = 0)` : sql`${m.value} IN (${sql.join(top)})`;
+      const rows = m.rows
+        .select([
+          sql`CASE WHEN ${inTop} THEN 0 ELSE 1 END`.as('is_other'),
+          sql`CASE WHEN ${inTop} THEN ${m.value} ELSE '' END`.as('series'),
+          bucketIndex(d, m.time, buckets).as('b'),
+          m.num.as('num'),
+          m.den.as('den'),
+        ])
+        .as('t');
+      return d.builder
+        .selectFrom(rows)
+        .select(['t.is_other', 't.series', 't.b', sql`SUM(t.num)`.as('num'), sql`SUM(t.den)`.as('den')])
+        .groupBy(['t.is_other', 't.series', 't.b'])
+        .compile();
+    };
+  },
+};
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
 const ZERO: SeriesSums = { num: '0', den: '0' };
+
+/** Exact sum of two non-negative decimal strings of at most 2 decimals (counts or money). */
+function add(a: string, b: string): string {
+  return String(centsToNumber(toCents(a) + toCents(b)));
+}
 
 @Injectable()
 export class BreakdownQueries {
   constructor(private readonly db: ReportDb) {}
 
-  async siteGoals(siteId: number): Promise<GoalDefinition[]> {
-    const rows = await this.db.select<{ id: number; type: 'event' | 'path'; match_value: string }>(
-      'SELECT id, type, match_value FROM goals WHERE site_id = ? ORDER BY id',
-      [siteId],
-    );
-    return rows.map((r) => ({ id: Number(r.id), type: r.type, matchValue: r.match_value }));
-  }
-
-  /** The `limit` values with the largest volume base over the range, ties by value asc. */
-  async topValues(
-    siteId: number,
-    range: ReportRange,
-    metric: BreakdownMetric,
-    dimension: BreakdownDimension,
-    limit: number,
-    goals: GoalDefinition[],
-  ): Promise<string[]> {
-    const m = metricSource(metric, goals);
-    const where = m.where(siteId, range);
-    const rows = await this.db.select<{ value: string }>(
-      `SELECT g.value FROM (
-         SELECT ${m.value(dimension)} AS value, ${m.volume} AS volume
-         FROM ${m.from} WHERE ${where.sql} GROUP BY 1
-       ) g ORDER BY g.volume DESC, g.value ASC LIMIT ?`,
-      [...where.params, limit],
-    );
+  async topValues(query: StatsQuery, request: BreakdownRequest, limit: number): Promise<string[]> {
+    const rows = await this.db.run(breakdownStatements.topValues(query, request, limit));
     return rows.map((r) => r.value);
   }
 
-  /**
-   * Numerator and denominator per (series, bucket) and per series over the whole range, in one
-   * pass: WITH ROLLUP adds each series' total row (bucket NULL), so money is summed by MariaDB.
-   */
+  /** Sums per series and bucket; a series' total is the exact sum of its buckets. */
   async seriesSums(
-    siteId: number,
-    range: ReportRange,
-    metric: BreakdownMetric,
-    dimension: BreakdownDimension,
+    query: StatsQuery,
+    request: BreakdownRequest,
     top: string[],
     buckets: Bucket[],
-    goals: GoalDefinition[],
   ): Promise<BreakdownSums> {
-    const m = metricSource(metric, goals);
-    const value = m.value(dimension);
-    const bucket = bucketIndexSql(this.db.dialect, m.time, buckets);
-    const where = m.where(siteId, range);
-    const inTop = top.length === 0 ? '(1 = 0)' : `${value} IN (${top.map(() => '?').join(', ')})`;
-    const rows = await this.db.select<
-      { is_other: number | null; series: string | null; b: number | null } & SeriesSums
-    >(
-      `SELECT t.is_other, t.series, t.b, SUM(t.num) AS num, SUM(t.den) AS den FROM (
-         SELECT CASE WHEN ${inTop} THEN 0 ELSE 1 END AS is_other,
-           CASE WHEN ${inTop} THEN ${value} ELSE '' END AS series,
-           ${bucket.sql} AS b, ${m.num.sql} AS num, ${m.den} AS den
-         FROM ${m.from} WHERE ${where.sql}
-       ) t GROUP BY t.is_other, t.series, t.b WITH ROLLUP`,
-      [...top, ...top, ...bucket.params, ...m.num.params, ...where.params],
-    );
+    const rows = await this.db.run(breakdownStatements.seriesSums(query, request, top, buckets));
     const sums: BreakdownSums = {
       top: new Map(top.map((v) => [v, { total: ZERO, points: new Map() }])),
       other: { total: ZERO, points: new Map() },
     };
     for (const row of rows) {
-      if (row.is_other === null || row.series === null) continue;
       const target = Number(row.is_other) === 1 ? sums.other : sums.top.get(row.series);
       if (!target) continue;
       const value = { num: String(row.num), den: String(row.den) };
-      if (row.b === null) target.total = value;
-      else target.points.set(Number(row.b), value);
+      target.points.set(Number(row.b), value);
+      target.total = { num: add(target.total.num, value.num), den: add(target.total.den, value.den) };
     }
     return sums;
-  }
-}
-
-function metricSource(metric: BreakdownMetric, goals: GoalDefinition[]): MetricSource {
-  const sessions = (num: SqlFragment): MetricSource => ({
-    from: 'sessions s',
-    where: (siteId, range) => ({
-      sql: 's.site_id = ? AND s.started_at >= ? AND s.started_at < ?',
-      params: [siteId, range.startUtc, range.endUtc],
-    }),
-    time: 's.started_at',
-    value: (dimension) => `s.${dimension}`,
-    num,
-    den: '1',
-    volume: 'COUNT(*)',
-  });
-  const ofSession = (dimension: BreakdownDimension) =>
-    `COALESCE(s.${dimension}, '${MISSING_ATTRIBUTE[dimension]}')`;
-  switch (metric) {
-    case 'sessions':
-      return sessions({ sql: '1', params: [] });
-    case 'bounce_rate':
-      return sessions({ sql: 's.is_bounce', params: [] });
-    case 'conv_rate': {
-      const converted = sessionConvertedSql('s', goals);
-      return sessions({ sql: `CASE WHEN ${converted.sql} THEN 1 ELSE 0 END`, params: converted.params });
-    }
-    case 'pageviews':
-      return {
-        from: 'hits h LEFT JOIN sessions s ON s.site_id = h.site_id AND s.session_id = h.session_id',
-        where: (siteId, range) => ({
-          sql: "h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts < ?",
-          params: [siteId, range.startUtc, range.endUtc],
-        }),
-        time: 'h.ts',
-        value: ofSession,
-        num: { sql: '1', params: [] },
-        den: '1',
-        volume: 'COUNT(*)',
-      };
-    case 'revenue':
-      return {
-        from: 'orders o LEFT JOIN sessions s ON s.site_id = o.site_id AND s.session_id = o.session_id',
-        where: (siteId, range) => ordersInRangeSql('o', siteId, range),
-        time: 'o.ts',
-        value: ofSession,
-        num: { sql: 'o.revenue', params: [] },
-        den: '1',
-        volume: orderRevenueSql('o'),
-      };
   }
 }

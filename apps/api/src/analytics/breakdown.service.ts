@@ -1,8 +1,6 @@
-import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { buckets, money, rate, reportMeta, reportRange } from '@app/stats';
+import { buckets, money, rate, reportMeta, StatsQuery, StatsRepository } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { BreakdownQueries, SeriesSums, SeriesSumsByBucket } from './breakdown.queries';
+import { BreakdownQueries, BreakdownRequest, SeriesSums, SeriesSumsByBucket } from './breakdown.queries';
 import {
   BreakdownMetric,
   BreakdownQueryDto,
@@ -27,47 +25,39 @@ export function metricValue(metric: BreakdownMetric, sums: SeriesSums): number {
 export class BreakdownService {
   constructor(
     private readonly queries: BreakdownQueries,
-    private readonly config: AppConfig,
+    private readonly stats: StatsRepository,
   ) {}
 
-  async breakdown(site: Site, query: BreakdownQueryDto): Promise<BreakdownResponseDto> {
-    const range = reportRange(query, site, this.config.limits.maxRangeDays);
-    const list = buckets(range, query.interval);
-    const goals = query.metric === 'conv_rate' ? await this.queries.siteGoals(site.id) : [];
-    const top = await this.queries.topValues(
-      site.id,
-      range,
-      query.metric,
-      query.dimension,
-      query.limit,
-      goals,
-    );
-    const sums = await this.queries.seriesSums(
-      site.id,
-      range,
-      query.metric,
-      query.dimension,
-      top,
-      list,
-      goals,
-    );
+  async report(
+    query: StatsQuery,
+    params: Pick<BreakdownQueryDto, 'metric' | 'dimension' | 'interval' | 'limit'>,
+  ): Promise<BreakdownResponseDto> {
+    const { metric, dimension, interval, limit } = params;
+    const list = buckets(query.range, interval);
+    const request: BreakdownRequest = {
+      metric,
+      dimension,
+      goals: metric === 'conv_rate' ? await this.stats.siteGoals(query.site.id) : [],
+    };
+    const top = await this.queries.topValues(query, request, limit);
+    const sums = await this.queries.seriesSums(query, request, top, list);
     const toSeries = (value: string, s: SeriesSumsByBucket | undefined): BreakdownSeriesDto => ({
       value,
-      total: metricValue(query.metric, s?.total ?? NONE),
-      points: list.map((_, i) => metricValue(query.metric, s?.points.get(i) ?? NONE)),
+      total: metricValue(metric, s?.total ?? NONE),
+      points: list.map((_, i) => metricValue(metric, s?.points.get(i) ?? NONE)),
     });
     return {
       data: {
-        metric: query.metric,
-        dimension: query.dimension,
-        interval: query.interval,
+        metric,
+        dimension,
+        interval,
         buckets: list.map((b) => b.label),
         series: [
           ...top.map((value) => toSeries(value, sums.top.get(value))),
           toSeries(OTHER_SERIES, sums.other),
         ],
       },
-      meta: reportMeta(site.id, range),
+      meta: reportMeta(query.site.id, query.range),
     };
   }
 }

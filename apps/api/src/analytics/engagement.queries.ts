@@ -1,12 +1,26 @@
-import { ReportDb, ReportRange } from '@app/stats';
+import {
+  col,
+  decideTable,
+  pageviewMetrics,
+  pageviewRollupMetrics,
+  ReportDb,
+  ReportStatement,
+  SCROLL_DEPTH_BUCKETS,
+  scrollDepthCounts,
+  scrollDepthRollupCounts,
+  StatsQuery,
+  StatsRepository,
+  where,
+} from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 
 export interface PageviewEngagement {
   /** Σ time_on_page_seconds (exact decimal string) and how many pageviews carry one. */
   timeOnPageSum: string;
   timedPageviews: number;
-  /** Pageviews per scroll-depth bucket 0-24, 25-49, 50-74, 75-100. */
-  scrollBuckets: [number, number, number, number];
+  /** Pageviews per scroll-depth bucket, in SCROLL_DEPTH_BUCKETS order. */
+  scrollBuckets: number[];
 }
 
 export interface SessionEngagement {
@@ -21,54 +35,86 @@ export interface VisitorReturns {
 
 type Count = number | string;
 
+export const engagementStatements = {
+  /** Over the pageviews whose own ts is in the range. */
+  pageviewEngagement(query: StatsQuery): ReportStatement<Record<string, Count>> {
+    const needs = { metrics: ['timeOnPageSum', 'timedPageviews', 'scrollDepth'] as const };
+    if (decideTable(query, 'hits', needs).kind === 'rollup') {
+      return (d) => {
+        const r = pageviewRollupMetrics('r');
+        return d.builder
+          .selectFrom('hit_rollups as r')
+          .select([
+            r.timeOnPageSum.as('tsum'),
+            r.timedPageviews.as('timed'),
+            ...scrollDepthRollupCounts('r').map((count, i) => count.as(`b${i}`)),
+          ])
+          .where(where.hitRollups(query, 'r'))
+          .compile();
+      };
+    }
+    return (d) => {
+      const m = pageviewMetrics('h');
+      return d.builder
+        .selectFrom('hits as h')
+        .select([
+          m.timeOnPageSum.as('tsum'),
+          m.timedPageviews.as('timed'),
+          ...scrollDepthCounts('h').map((count, i) => count.as(`b${i}`)),
+        ])
+        .where(where.hits(query, 'h', 'pageview'))
+        .compile();
+    };
+  },
+
+  /** The range's visitors (of its sessions) and how many had their first-ever session before it. */
+  visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
+    decideTable(query, 'sessions');
+    return (d) =>
+      d.builder
+        .selectFrom(
+          d.builder
+            .selectFrom('sessions as s')
+            .select('s.visitor_id')
+            .distinct()
+            .where(where.sessions(query, 's'))
+            .as('r'),
+        )
+        .innerJoin('visitors as v', (join) =>
+          join.on('v.site_id', '=', query.site.id).onRef('v.visitor_id', '=', 'r.visitor_id'),
+        )
+        .select([
+          sql<Count>`COUNT(*)`.as('visitors'),
+          sql<Count>`COALESCE(SUM(${col('v', 'first_session_at')} < ${query.range.startUtc}), 0)`.as(
+            'returners',
+          ),
+        ])
+        .compile();
+  },
+};
+
 @Injectable()
 export class EngagementQueries {
-  constructor(private readonly db: ReportDb) {}
+  constructor(
+    private readonly db: ReportDb,
+    private readonly stats: StatsRepository,
+  ) {}
 
-  /** Over the pageviews whose own ts is in the range. */
-  async pageviewEngagement(siteId: number, range: ReportRange): Promise<PageviewEngagement> {
-    const [row] = await this.db.select<{
-      tsum: string | null;
-      timed: Count;
-      b0: Count;
-      b1: Count;
-      b2: Count;
-      b3: Count;
-    }>(
-      `SELECT SUM(h.time_on_page_seconds) AS tsum, COUNT(h.time_on_page_seconds) AS timed,
-         COALESCE(SUM(h.scroll_depth < 25), 0) AS b0,
-         COALESCE(SUM(h.scroll_depth BETWEEN 25 AND 49), 0) AS b1,
-         COALESCE(SUM(h.scroll_depth BETWEEN 50 AND 74), 0) AS b2,
-         COALESCE(SUM(h.scroll_depth >= 75), 0) AS b3
-       FROM hits h WHERE h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts < ?`,
-      [siteId, range.startUtc, range.endUtc],
-    );
+  async pageviewEngagement(query: StatsQuery): Promise<PageviewEngagement> {
+    const [row] = await this.db.run(engagementStatements.pageviewEngagement(query));
     return {
-      timeOnPageSum: row.tsum ?? '0',
+      timeOnPageSum: String(row.tsum),
       timedPageviews: Number(row.timed),
-      scrollBuckets: [Number(row.b0), Number(row.b1), Number(row.b2), Number(row.b3)],
+      scrollBuckets: SCROLL_DEPTH_BUCKETS.map((_, i) => Number(row[`b${i}`])),
     };
   }
 
-  /** Over the sessions that started in the range. */
-  async sessionEngagement(siteId: number, range: ReportRange): Promise<SessionEngagement> {
-    const [row] = await this.db.select<{ sessions: Count; pageviews: Count }>(
-      `SELECT COUNT(*) AS sessions, COALESCE(SUM(s.pageviews), 0) AS pageviews
-       FROM sessions s WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?`,
-      [siteId, range.startUtc, range.endUtc],
-    );
-    return { sessions: Number(row.sessions), sessionPageviews: Number(row.pageviews) };
+  sessionEngagement(query: StatsQuery): Promise<SessionEngagement> {
+    return this.stats.sessionTotals(query, ['sessions', 'sessionPageviews']);
   }
 
-  /** The range's visitors (of its sessions) and how many had their first-ever session before it. */
-  async visitorReturns(siteId: number, range: ReportRange): Promise<VisitorReturns> {
-    const [row] = await this.db.select<{ visitors: Count; returners: Count }>(
-      `SELECT COUNT(*) AS visitors, COALESCE(SUM(v.first_session_at < ?), 0) AS returners
-       FROM (SELECT DISTINCT s.visitor_id FROM sessions s
-             WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?) r
-       JOIN visitors v ON v.site_id = ? AND v.visitor_id = r.visitor_id`,
-      [range.startUtc, siteId, range.startUtc, range.endUtc, siteId],
-    );
+  async visitorReturns(query: StatsQuery): Promise<VisitorReturns> {
+    const [row] = await this.db.run(engagementStatements.visitorReturns(query));
     return { visitors: Number(row.visitors), returning: Number(row.returners) };
   }
 }

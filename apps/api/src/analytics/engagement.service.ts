@@ -1,15 +1,7 @@
-import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { rate, reportMeta, reportRange } from '@app/stats';
+import { average, rate, reportMeta, SCROLL_DEPTH_BUCKETS, StatsQuery } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import {
-  EngagementQueryDto,
-  EngagementResponseDto,
-  ReturningVisitorsDto,
-  SCROLL_BUCKETS,
-} from './dto/engagement.dto';
+import { EngagementResponseDto, ReturningVisitorsDto } from './dto/engagement.dto';
 import { EngagementQueries, VisitorReturns } from './engagement.queries';
-import { average } from './report-math';
 
 export function returningVisitors(r: VisitorReturns): ReturningVisitorsDto {
   return {
@@ -21,32 +13,28 @@ export function returningVisitors(r: VisitorReturns): ReturningVisitorsDto {
 
 @Injectable()
 export class EngagementService {
-  constructor(
-    private readonly queries: EngagementQueries,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly queries: EngagementQueries) {}
 
-  async engagement(site: Site, query: EngagementQueryDto): Promise<EngagementResponseDto> {
-    const range = reportRange(query, site, this.config.limits.maxRangeDays);
-    const full = site.trackingMode === 'full';
+  async report(query: StatsQuery): Promise<EngagementResponseDto> {
+    const full = query.site.trackingMode === 'full';
     const [pageviews, sessions, returns] = await Promise.all([
-      this.queries.pageviewEngagement(site.id, range),
-      this.queries.sessionEngagement(site.id, range),
-      full ? this.queries.visitorReturns(site.id, range) : undefined,
+      this.queries.pageviewEngagement(query),
+      this.queries.sessionEngagement(query),
+      full ? this.queries.visitorReturns(query) : undefined,
     ]);
     const scrolled = pageviews.scrollBuckets.reduce((a, b) => a + b, 0);
     return {
       data: {
         pages_per_session: average(sessions.sessionPageviews, sessions.sessions),
         avg_time_on_page_seconds: average(pageviews.timeOnPageSum, pageviews.timedPageviews),
-        scroll_depth: SCROLL_BUCKETS.map((bucket, i) => ({
-          bucket,
+        scroll_depth: SCROLL_DEPTH_BUCKETS.map(({ label }, i) => ({
+          bucket: label,
           pageviews: pageviews.scrollBuckets[i],
           share: rate(pageviews.scrollBuckets[i], scrolled),
         })),
         returning_visitors: returns ? returningVisitors(returns) : null,
       },
-      meta: { ...reportMeta(site.id, range), tracking_mode: site.trackingMode },
+      meta: { ...reportMeta(query.site.id, query.range), tracking_mode: query.site.trackingMode },
     };
   }
 }

@@ -1,6 +1,5 @@
 import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { rate, reportMeta, reportRange } from '@app/stats';
+import { rate, reportMeta, StatsQuery } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { FunnelDataDto, FunnelQueryDto, FunnelResponseDto } from './dto/funnel.dto';
 import { FunnelQueries } from './funnel.queries';
@@ -36,11 +35,16 @@ export class FunnelService {
     private readonly config: AppConfig,
   ) {}
 
-  async funnel(site: Site, query: FunnelQueryDto): Promise<FunnelResponseDto> {
-    const { funnelMaxSteps, funnelStepsMaxBytes, maxRangeDays } = this.config.limits;
-    const steps = parseFunnelSteps(query.steps, { maxSteps: funnelMaxSteps, maxBytes: funnelStepsMaxBytes });
-    const range = reportRange(query, site, maxRangeDays);
-    const visitors = await this.queries.visitorsPerStep(site.id, range, steps, query.window_hours);
-    return { data: funnelData(steps, visitors, query.window_hours), meta: reportMeta(site.id, range) };
+  async report(
+    query: StatsQuery,
+    params: Pick<FunnelQueryDto, 'steps' | 'window_hours'>,
+  ): Promise<FunnelResponseDto> {
+    const { funnelMaxSteps, funnelStepsMaxBytes } = this.config.limits;
+    const steps = parseFunnelSteps(params.steps, { maxSteps: funnelMaxSteps, maxBytes: funnelStepsMaxBytes });
+    const visitors = await this.queries.visitorsPerStep(query, steps, params.window_hours);
+    return {
+      data: funnelData(steps, visitors, params.window_hours),
+      meta: reportMeta(query.site.id, query.range),
+    };
   }
 }

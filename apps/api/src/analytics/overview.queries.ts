@@ -1,5 +1,16 @@
-import { ReportDb, ReportRange } from '@app/stats';
+import {
+  col,
+  decideTable,
+  ReportDb,
+  ReportStatement,
+  sessionMetrics,
+  sessionRollupMetrics,
+  StatsQuery,
+  StatsRepository,
+  where,
+} from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { SelectQueryBuilder, sql } from 'kysely';
 
 export interface HeadlineTotals {
   sessions: number;
@@ -9,8 +20,8 @@ export interface HeadlineTotals {
   sessionPageviews: number;
   /** Pageviews whose own ts is in the range. */
   pageviews: number;
-  /** Σ duration_seconds as the exact decimal string MariaDB returns. */
-  durationSeconds: string;
+  /** Σ duration_seconds; the driver may give the exact DECIMAL as a string. */
+  durationSeconds: number | string;
 }
 
 export const TOP_LISTS = ['channel', 'source', 'country', 'device', 'entry_path', 'exit_path'] as const;
@@ -22,59 +33,103 @@ export interface TopListRow {
   sessions: number;
 }
 
-interface HeadlineRow {
-  sessions: number | string;
-  visitors: number | string;
-  bounces: number | string;
-  session_pageviews: number | string;
-  duration_seconds: string;
-  pageviews: number | string;
-}
+/* eslint-disable-next-line @typescript-eslint/no-explicit-any -- rollup and raw groups read different tables */
+type TopListGroup = SelectQueryBuilder<any, any, { list: TopList; value: string; sessions: number | string }>;
 
-@Injectable()
-export class OverviewQueries {
-  constructor(private readonly db: ReportDb) {}
-
-  /** Session metrics by session start, pageviews by their own ts (SPEC §1 attribution). */
-  async headlineTotals(siteId: number, range: ReportRange): Promise<HeadlineTotals> {
-    const [row] = await this.db.select<HeadlineRow>(
-      `SELECT COUNT(*) AS sessions, COUNT(DISTINCT s.visitor_id) AS visitors,
-         COALESCE(SUM(s.is_bounce), 0) AS bounces, COALESCE(SUM(s.pageviews), 0) AS session_pageviews,
-         COALESCE(SUM(s.duration_seconds), 0) AS duration_seconds,
-         (SELECT COUNT(*) FROM hits h
-           WHERE h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts < ?) AS pageviews
-       FROM sessions s
-       WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?`,
-      [siteId, range.startUtc, range.endUtc, siteId, range.startUtc, range.endUtc],
-    );
-    return {
-      sessions: Number(row.sessions),
-      visitors: Number(row.visitors),
-      bounces: Number(row.bounces),
-      sessionPageviews: Number(row.session_pageviews),
-      pageviews: Number(row.pageviews),
-      durationSeconds: String(row.duration_seconds),
-    };
-  }
-
+export const overviewStatements = {
   /**
    * The top `limit` values of each list over the range's sessions, by sessions desc then
    * value asc (binary order). Sessions without pageviews have no entry or exit path.
    */
-  async topLists(siteId: number, range: ReportRange, limit: number): Promise<TopListRow[]> {
-    const params: unknown[] = [];
-    const parts = TOP_LISTS.map((list) => {
-      params.push(siteId, range.startUtc, range.endUtc, limit);
-      const pathFilter = list.endsWith('_path') ? ` AND s.${list} IS NOT NULL` : '';
-      return `(SELECT '${list}' AS list, s.${list} AS value, COUNT(*) AS sessions FROM sessions s
-         WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?${pathFilter}
-         GROUP BY s.${list} ORDER BY sessions DESC, value ASC LIMIT ?)`;
-    });
-    const rows = await this.db.select<{ list: TopList; value: string; sessions: number | string }>(
-      `SELECT t.list, t.value, t.sessions FROM (${parts.join(' UNION ALL ')}) t
-       ORDER BY t.list, t.sessions DESC, t.value ASC`,
-      params,
-    );
+  topLists(
+    query: StatsQuery,
+    limit: number,
+  ): ReportStatement<{ list: TopList; value: string; sessions: number | string }> {
+    return (d) => {
+      const groups = TOP_LISTS.map((list): TopListGroup => {
+        const rollup =
+          decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }).kind === 'rollup';
+        if (rollup && (list === 'entry_path' || list === 'exit_path')) {
+          return d.builder
+            .selectFrom('session_path_rollups as p')
+            .select([
+              sql.lit(list).as('list'),
+              sql.ref('p.path').as('value'),
+              sessionRollupMetrics('p').sessions.as('sessions'),
+            ])
+            .where(where.sessionPathRollups(query, list, 'p'))
+            .groupBy(['p.path_hash', 'p.path']) as TopListGroup;
+        }
+        return rollup
+          ? (d.builder
+              .selectFrom('session_rollups as r')
+              .select([
+                sql.lit(list).as('list'),
+                sql.ref('r.value').as('value'),
+                sessionRollupMetrics('r').sessions.as('sessions'),
+              ])
+              .where(where.sessionRollups(query, list, 'r'))
+              .groupBy('r.value') as TopListGroup)
+          : (d.builder
+              .selectFrom('sessions as s')
+              .select([
+                sql.lit(list).as('list'),
+                sql.ref(`s.${list}`).as('value'),
+                sessionMetrics('s').sessions.as('sessions'),
+              ])
+              .where(where.sessions(query, 's'))
+              .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
+              .groupBy(`s.${list}`) as TopListGroup);
+      });
+      const all = groups.slice(1).reduce((union, g) => union.unionAll(g), groups[0]);
+      return d.builder
+        .selectFrom(
+          d.builder
+            .selectFrom(all.as('g'))
+            .select([
+              'g.list',
+              'g.value',
+              'g.sessions',
+              sql<number>`ROW_NUMBER() OVER (PARTITION BY g.list ORDER BY g.sessions DESC, g.value ASC)`.as(
+                'rank',
+              ),
+            ])
+            .as('t'),
+        )
+        .select(['t.list', 't.value', 't.sessions'])
+        .where('t.rank', '<=', limit)
+        .orderBy('t.list')
+        .orderBy('t.sessions', 'desc')
+        .orderBy('t.value', 'asc')
+        .compile();
+    };
+  },
+};
+
+@Injectable()
+export class OverviewQueries {
+  constructor(
+    private readonly db: ReportDb,
+    private readonly stats: StatsRepository,
+  ) {}
+
+  /** Session metrics by session start, pageviews by their own ts (SPEC §1 attribution). */
+  async headlineTotals(query: StatsQuery): Promise<HeadlineTotals> {
+    const [sessions, pageviews] = await Promise.all([
+      this.stats.sessionTotals(query, [
+        'sessions',
+        'visitors',
+        'bounces',
+        'sessionPageviews',
+        'durationSeconds',
+      ]),
+      this.stats.pageviewTotals(query, ['pageviews']),
+    ]);
+    return { ...sessions, pageviews: Number(pageviews.pageviews) };
+  }
+
+  async topLists(query: StatsQuery, limit: number): Promise<TopListRow[]> {
+    const rows = await this.db.run(overviewStatements.topLists(query, limit));
     return rows.map((r) => ({ list: r.list, value: r.value, sessions: Number(r.sessions) }));
   }
 }

@@ -1,6 +1,13 @@
-import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { comparisonRange, rate, reportMeta, reportRange, ReportRange } from '@app/stats';
+import {
+  average,
+  comparisonRange,
+  percentChange,
+  rate,
+  reportMeta,
+  ReportRange,
+  StatsQuery,
+  withRange,
+} from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import {
   HeadlineMetricsDto,
@@ -11,7 +18,6 @@ import {
   TopItemDto,
 } from './dto/overview.dto';
 import { HeadlineTotals, OverviewQueries, TopList, TopListRow } from './overview.queries';
-import { average, percentChange } from './report-math';
 
 const HEADLINE_METRICS = [
   'visitors',
@@ -42,17 +48,18 @@ export function metricChanges(current: HeadlineMetricsDto, previous: HeadlineMet
 
 @Injectable()
 export class OverviewService {
-  constructor(
-    private readonly queries: OverviewQueries,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly queries: OverviewQueries) {}
 
-  async overview(site: Site, query: OverviewQueryDto): Promise<OverviewResponseDto> {
-    const range = reportRange(query, site, this.config.limits.maxRangeDays);
+  async report(
+    query: StatsQuery,
+    params: Pick<OverviewQueryDto, 'limit' | 'compare'>,
+  ): Promise<OverviewResponseDto> {
     const [totals, rows, previous] = await Promise.all([
-      this.queries.headlineTotals(site.id, range),
-      this.queries.topLists(site.id, range, query.limit),
-      query.compare ? this.comparison(site.id, comparisonRange(range, query.compare)) : undefined,
+      this.queries.headlineTotals(query),
+      this.queries.topLists(query, params.limit),
+      params.compare
+        ? this.comparison(withRange(query, comparisonRange(query.range, params.compare)))
+        : undefined,
     ]);
     const current = headlineMetrics(totals);
     const top = (list: TopList): TopItemDto[] => topItems(rows, list, totals.sessions);
@@ -73,14 +80,11 @@ export class OverviewService {
         change: metricChanges(current, previous.metrics),
       };
     }
-    return { data, meta: reportMeta(site.id, range) };
+    return { data, meta: reportMeta(query.site.id, query.range) };
   }
 
-  private async comparison(
-    siteId: number,
-    range: ReportRange,
-  ): Promise<{ range: ReportRange; metrics: HeadlineMetricsDto }> {
-    return { range, metrics: headlineMetrics(await this.queries.headlineTotals(siteId, range)) };
+  private async comparison(query: StatsQuery): Promise<{ range: ReportRange; metrics: HeadlineMetricsDto }> {
+    return { range: query.range, metrics: headlineMetrics(await this.queries.headlineTotals(query)) };
   }
 }
 

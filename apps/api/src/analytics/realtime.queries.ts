@@ -1,5 +1,13 @@
-import { HIT_ORDER, MISSING_ATTRIBUTE, ReportDb } from '@app/stats';
+import {
+  attributeOrMissing,
+  firstHitOfSession,
+  hitOrderSql,
+  ReportDb,
+  ReportStatement,
+  where,
+} from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 
 export interface RecentPageviewRow {
   ts: Date;
@@ -19,70 +27,117 @@ export interface ActivePageRow {
   active_visitors: number;
 }
 
-const NEWEST_FIRST = HIT_ORDER.split(',')
-  .map((column) => `h.${column.trim()} DESC`)
-  .join(', ');
-const FIRST_HIT_ORDER = HIT_ORDER.split(',')
-  .map((column) => `f.${column.trim()}`)
-  .join(', ');
+/** A realtime window: the site's hits stamped within [since, until]. */
+export interface LiveWindow {
+  siteId: number;
+  since: Date;
+  until: Date;
+}
+
+const newestFirst = (alias: string) => sql.raw(hitOrderSql(alias, 'desc'));
 
 /**
  * Realtime reads hits only, never the derived tables, so it shows what was imported a moment
  * ago even before the aggregator has run. Windows are [since, now]: hits stamped after the
  * server's clock are not current yet.
  */
+export const realtimeStatements = {
+  activeVisitors(w: LiveWindow): ReportStatement<{ n: number | string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('hits as h')
+        .select(sql<number | string>`COUNT(DISTINCT h.visitor_id)`.as('n'))
+        .where(where.liveHits(w.siteId, w.since, w.until, 'h'))
+        .compile();
+  },
+
+  pageviewCount(w: LiveWindow): ReportStatement<{ n: number | string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('hits as h')
+        .select(sql<number | string>`COUNT(*)`.as('n'))
+        .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'pageview'))
+        .compile();
+  },
+
+  /** Newest first; country and device come from the first hit of each pageview's session. */
+  recentPageviews(w: LiveWindow, limit: number): ReportStatement<RecentPageviewRow> {
+    return (d) =>
+      d.builder
+        .selectFrom(
+          d.builder
+            .selectFrom('hits as h')
+            .select(['h.site_id', 'h.session_id', 'h.ts', 'h.seq', 'h.path'])
+            .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'pageview'))
+            .orderBy(newestFirst('h'))
+            .limit(limit)
+            .as('h'),
+        )
+        .select([
+          'h.ts',
+          'h.path',
+          attributeOrMissing('country', firstHitOfSession('country', 'h')).as('country'),
+          attributeOrMissing('device', firstHitOfSession('device', 'h')).as('device'),
+        ])
+        .orderBy(newestFirst('h'))
+        .compile();
+  },
+
+  recentEvents(w: LiveWindow, limit: number): ReportStatement<RecentEventRow> {
+    return (d) =>
+      d.builder
+        .selectFrom('hits as h')
+        .select(['h.ts', 'h.name', 'h.path'])
+        .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'event'))
+        .orderBy(newestFirst('h'))
+        .limit(limit)
+        .compile();
+  },
+
+  activePages(
+    w: LiveWindow,
+    limit: number,
+  ): ReportStatement<{ value: string; active_visitors: number | string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('hits as h')
+        .select([
+          sql<string>`h.path`.as('value'),
+          sql<number | string>`COUNT(DISTINCT h.visitor_id)`.as('active_visitors'),
+        ])
+        .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'pageview'))
+        .groupBy('h.path')
+        .orderBy('active_visitors', 'desc')
+        .orderBy('value', 'asc')
+        .limit(limit)
+        .compile();
+  },
+};
+
 @Injectable()
 export class RealtimeQueries {
   constructor(private readonly db: ReportDb) {}
 
-  async activeVisitors(siteId: number, since: Date, now: Date): Promise<number> {
-    const [row] = await this.db.select<{ n: number | string }>(
-      'SELECT COUNT(DISTINCT h.visitor_id) AS n FROM hits h WHERE h.site_id = ? AND h.ts >= ? AND h.ts <= ?',
-      [siteId, since, now],
-    );
+  async activeVisitors(w: LiveWindow): Promise<number> {
+    const [row] = await this.db.run(realtimeStatements.activeVisitors(w));
     return Number(row.n);
   }
 
-  async pageviewCount(siteId: number, since: Date, now: Date): Promise<number> {
-    const [row] = await this.db.select<{ n: number | string }>(
-      `SELECT COUNT(*) AS n FROM hits h
-       WHERE h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts <= ?`,
-      [siteId, since, now],
-    );
+  async pageviewCount(w: LiveWindow): Promise<number> {
+    const [row] = await this.db.run(realtimeStatements.pageviewCount(w));
     return Number(row.n);
   }
 
-  /** Newest first; country and device come from the first hit of each pageview's session. */
-  async recentPageviews(siteId: number, since: Date, now: Date, limit: number): Promise<RecentPageviewRow[]> {
-    const firstHit = (column: 'country' | 'device') =>
-      `COALESCE((SELECT f.${column} FROM hits f WHERE f.site_id = h.site_id AND f.session_id = h.session_id
-         ORDER BY ${FIRST_HIT_ORDER} LIMIT 1), '${MISSING_ATTRIBUTE[column]}')`;
-    return this.db.select<RecentPageviewRow>(
-      `SELECT h.ts, h.path, ${firstHit('country')} AS country, ${firstHit('device')} AS device
-       FROM (SELECT h.site_id, h.session_id, h.ts, h.seq, h.path FROM hits h
-             WHERE h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts <= ?
-             ORDER BY ${NEWEST_FIRST} LIMIT ?) h
-       ORDER BY ${NEWEST_FIRST}`,
-      [siteId, since, now, limit],
-    );
+  recentPageviews(w: LiveWindow, limit: number): Promise<RecentPageviewRow[]> {
+    return this.db.run(realtimeStatements.recentPageviews(w, limit));
   }
 
-  async recentEvents(siteId: number, since: Date, now: Date, limit: number): Promise<RecentEventRow[]> {
-    return this.db.select<RecentEventRow>(
-      `SELECT h.ts, h.name, h.path FROM hits h
-       WHERE h.site_id = ? AND h.type = 'event' AND h.ts >= ? AND h.ts <= ?
-       ORDER BY ${NEWEST_FIRST} LIMIT ?`,
-      [siteId, since, now, limit],
-    );
+  recentEvents(w: LiveWindow, limit: number): Promise<RecentEventRow[]> {
+    return this.db.run(realtimeStatements.recentEvents(w, limit));
   }
 
-  async activePages(siteId: number, since: Date, now: Date, limit: number): Promise<ActivePageRow[]> {
-    const rows = await this.db.select<{ value: string; active_visitors: number | string }>(
-      `SELECT h.path AS value, COUNT(DISTINCT h.visitor_id) AS active_visitors FROM hits h
-       WHERE h.site_id = ? AND h.type = 'pageview' AND h.ts >= ? AND h.ts <= ?
-       GROUP BY h.path ORDER BY active_visitors DESC, value ASC LIMIT ?`,
-      [siteId, since, now, limit],
-    );
+  async activePages(w: LiveWindow, limit: number): Promise<ActivePageRow[]> {
+    const rows = await this.db.run(realtimeStatements.activePages(w, limit));
     return rows.map((r) => ({ value: r.value, active_visitors: Number(r.active_visitors) }));
   }
 }

@@ -13,15 +13,15 @@ const TOP_PAGES_LIMIT = 10;
 export class RealtimeService {
   constructor(private readonly queries: RealtimeQueries) {}
 
-  async snapshot(site: Site, now = new Date()): Promise<RealtimeResponseDto> {
-    const active = new Date(now.getTime() - ACTIVE_WINDOW_MS);
-    const recent = new Date(now.getTime() - RECENT_WINDOW_MS);
+  async report(site: Site, now = new Date()): Promise<RealtimeResponseDto> {
+    const active = { siteId: site.id, since: new Date(now.getTime() - ACTIVE_WINDOW_MS), until: now };
+    const recent = { siteId: site.id, since: new Date(now.getTime() - RECENT_WINDOW_MS), until: now };
     const [activeVisitors, pageviews, recentPageviews, events, topPages] = await Promise.all([
-      this.queries.activeVisitors(site.id, active, now),
-      this.queries.pageviewCount(site.id, recent, now),
-      this.queries.recentPageviews(site.id, recent, now, RECENT_LIMIT),
-      this.queries.recentEvents(site.id, recent, now, RECENT_LIMIT),
-      this.queries.activePages(site.id, active, now, TOP_PAGES_LIMIT),
+      this.queries.activeVisitors(active),
+      this.queries.pageviewCount(recent),
+      this.queries.recentPageviews(recent, RECENT_LIMIT),
+      this.queries.recentEvents(recent, RECENT_LIMIT),
+      this.queries.activePages(active, TOP_PAGES_LIMIT),
     ]);
     return {
       data: {

@@ -1,12 +1,14 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
 import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
+import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConversionsQueryDto } from './dto/conversions-query.dto';
-import { ConversionsReportDto } from './dto/conversions-report.dto';
+import { ConversionsResponseDto } from './dto/conversions-report.dto';
 import { ConversionsService } from './conversions.service';
 import { CONVERSIONS_CSV } from './conversions.csv';
+import { CachedReport } from '../report-cache/cached-report.decorator';
 
 @ApiTags('conversions')
 @ApiBearerAuth()
@@ -14,7 +16,10 @@ import { CONVERSIONS_CSV } from './conversions.csv';
 @SiteScoped()
 @Controller('sites/:id/conversions')
 export class ConversionsController {
-  constructor(private readonly conversions: ConversionsService) {}
+  constructor(
+    private readonly conversions: ConversionsService,
+    private readonly parser: StatsQueryParser,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -29,8 +34,9 @@ export class ConversionsController {
       'goal however many matching hits it has, and once in `converted_sessions` however many goals ' +
       'it converted. Goals are ordered by id. Counts are exact.',
   })
+  @CachedReport()
   @CsvExport(CONVERSIONS_CSV)
-  report(@CurrentSite() site: Site, @Query() query: ConversionsQueryDto): Promise<ConversionsReportDto> {
-    return this.conversions.report(site, query);
+  report(@CurrentSite() site: Site, @Query() query: ConversionsQueryDto): Promise<ConversionsResponseDto> {
+    return this.conversions.report(this.parser.parse(site, query));
   }
 }

@@ -1,9 +1,9 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { ConversionsReportDto } from './dto/conversions-report.dto';
+import { ConversionsResponseDto } from './dto/conversions-report.dto';
 
 /** One row per goal. */
-export const CONVERSIONS_CSV: CsvExportOptions<ConversionsReportDto> = {
-  type: ConversionsReportDto,
+export const CONVERSIONS_CSV: CsvExportOptions<ConversionsResponseDto> = {
+  type: ConversionsResponseDto,
   filename: 'goals',
   table: ({ data }) => ({
     columns: ['id', 'name', 'type', 'match', 'conversions', 'conversion_rate'],

@@ -1,12 +1,15 @@
-import { convertedSessionsTableSql, GoalDefinition, ReportDb, ReportRange } from '@app/stats';
+import {
+  convertedSessionsTable,
+  decideTable,
+  GoalDefinition,
+  ReportDb,
+  ReportStatement,
+  sessionMetrics,
+  StatsQuery,
+  where,
+} from '@app/stats';
 import { Injectable } from '@nestjs/common';
-
-export interface GoalRow {
-  id: number;
-  name: string;
-  type: 'event' | 'path';
-  match_value: string;
-}
+import { sql, SqlBool } from 'kysely';
 
 export interface ConversionCounts {
   sessions: number;
@@ -15,46 +18,45 @@ export interface ConversionCounts {
   goalConversions: number[];
 }
 
+export const conversionsStatements = {
+  /**
+   * Over the sessions that started in the range: how many there are, how many converted any
+   * goal, and how many converted each goal, in one pass over their goal-matching hits. A session
+   * converts with any of its hits, including hits after the range end: the conversion belongs
+   * to the range of the session start (SPEC §1).
+   */
+  conversionCounts(
+    query: StatsQuery,
+    goals: GoalDefinition[],
+  ): ReportStatement<Record<string, number | string>> {
+    decideTable(query, 'sessions');
+    return (d) => {
+      const converted = convertedSessionsTable(goals, where.sessions(query, 'cs'));
+      return d.builder
+        .selectFrom('sessions as s')
+        .leftJoin(sql`(${converted})`.as('c'), (j) =>
+          j.on(sql<SqlBool>`c.session_id = ${sql.ref('s.session_id')}`),
+        )
+        .select([
+          sessionMetrics('s').sessions.as('sessions'),
+          sql<number | string>`COUNT(c.session_id)`.as('converted'),
+          ...goals.map((_, i) =>
+            sql<number | string>`COALESCE(SUM(${sql.ref(`c.goal_${i}`)}), 0)`.as(`goal_${i}`),
+          ),
+        ])
+        .where(where.sessions(query, 's'))
+        .compile();
+    };
+  },
+};
+
 /** The SQL behind GET /sites/{id}/conversions. */
 @Injectable()
 export class ConversionsQueries {
   constructor(private readonly db: ReportDb) {}
 
-  goalsOfSite(siteId: number): Promise<GoalRow[]> {
-    return this.db.select<GoalRow>(
-      'SELECT id, name, type, match_value FROM goals WHERE site_id = ? ORDER BY id',
-      [siteId],
-    );
-  }
-
-  /**
-   * Over the sessions that started in the range: how many there are, how many converted any goal,
-   * and how many converted each goal, in one pass over their goal-matching hits. A session converts with any of its hits, including hits after
-   * the range end: the conversion belongs to the range of the session start (SPEC §1).
-   */
-  async conversionCounts(
-    siteId: number,
-    range: ReportRange,
-    goals: GoalDefinition[],
-  ): Promise<ConversionCounts> {
-    const where = {
-      sql: 'cs.site_id = ? AND cs.started_at >= ? AND cs.started_at < ?',
-      params: [siteId, range.startUtc, range.endUtc],
-    };
-    const converted = convertedSessionsTableSql(goals, where);
-    const columns = [
-      'COUNT(*) AS sessions',
-      'COUNT(c.session_id) AS converted',
-      ...goals.map((_, i) => `COALESCE(SUM(c.goal_${i}), 0) AS goal_${i}`),
-    ];
-    const rows = await this.db.select<Record<string, number | string>>(
-      `SELECT ${columns.join(', ')}
-         FROM sessions s
-         LEFT JOIN (${converted.sql}) c ON c.session_id = s.session_id
-        WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?`,
-      [...converted.params, siteId, range.startUtc, range.endUtc],
-    );
-    const row = rows[0];
+  async conversionCounts(query: StatsQuery, goals: GoalDefinition[]): Promise<ConversionCounts> {
+    const [row] = await this.db.run(conversionsStatements.conversionCounts(query, goals));
     return {
       sessions: Number(row.sessions),
       convertedSessions: Number(row.converted),

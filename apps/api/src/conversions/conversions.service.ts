@@ -1,26 +1,18 @@
-import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { rate, reportMeta, reportRange } from '@app/stats';
+import { rate, reportMeta, StatsQuery, StatsRepository } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { ConversionsQueryDto } from './dto/conversions-query.dto';
-import { ConversionsReportDto } from './dto/conversions-report.dto';
+import { ConversionsResponseDto } from './dto/conversions-report.dto';
 import { ConversionsQueries } from './conversions.queries';
 
 @Injectable()
 export class ConversionsService {
   constructor(
     private readonly queries: ConversionsQueries,
-    private readonly config: AppConfig,
+    private readonly stats: StatsRepository,
   ) {}
 
-  async report(site: Site, query: ConversionsQueryDto): Promise<ConversionsReportDto> {
-    const range = reportRange(query, site, this.config.limits.maxRangeDays);
-    const goals = await this.queries.goalsOfSite(site.id);
-    const counts = await this.queries.conversionCounts(
-      site.id,
-      range,
-      goals.map((g) => ({ id: g.id, type: g.type, matchValue: g.match_value })),
-    );
+  async report(query: StatsQuery): Promise<ConversionsResponseDto> {
+    const goals = await this.stats.siteGoals(query.site.id);
+    const counts = await this.queries.conversionCounts(query, goals);
     return {
       data: {
         sessions: counts.sessions,
@@ -30,12 +22,12 @@ export class ConversionsService {
           id: g.id,
           name: g.name,
           type: g.type,
-          match: g.match_value,
+          match: g.matchValue,
           conversions: counts.goalConversions[i],
           conversion_rate: rate(counts.goalConversions[i], counts.sessions),
         })),
       },
-      meta: reportMeta(site.id, range),
+      meta: reportMeta(query.site.id, query.range),
     };
   }
 }

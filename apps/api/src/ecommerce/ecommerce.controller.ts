@@ -1,12 +1,14 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
 import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
+import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EcommerceQueryDto } from './dto/ecommerce-query.dto';
-import { EcommerceReportDto } from './dto/ecommerce-report.dto';
+import { EcommerceResponseDto } from './dto/ecommerce-report.dto';
 import { EcommerceService } from './ecommerce.service';
 import { ECOMMERCE_CSV } from './ecommerce.csv';
+import { CachedReport } from '../report-cache/cached-report.decorator';
 
 @ApiTags('ecommerce')
 @ApiBearerAuth()
@@ -14,7 +16,10 @@ import { ECOMMERCE_CSV } from './ecommerce.csv';
 @SiteScoped()
 @Controller('sites/:id/ecommerce')
 export class EcommerceController {
-  constructor(private readonly ecommerce: EcommerceService) {}
+  constructor(
+    private readonly ecommerce: EcommerceService,
+    private readonly parser: StatsQueryParser,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -29,8 +34,9 @@ export class EcommerceController {
       'decimals; product revenue is Σ quantity × price of its item lines, which need not add up to ' +
       'the order revenue the tracker sent. All figures are exact.',
   })
+  @CachedReport()
   @CsvExport(ECOMMERCE_CSV)
-  report(@CurrentSite() site: Site, @Query() query: EcommerceQueryDto): Promise<EcommerceReportDto> {
-    return this.ecommerce.report(site, query);
+  report(@CurrentSite() site: Site, @Query() query: EcommerceQueryDto): Promise<EcommerceResponseDto> {
+    return this.ecommerce.report(this.parser.parse(site, query), query);
   }
 }

@@ -1,12 +1,12 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { EcommerceReportDto } from './dto/ecommerce-report.dto';
+import { EcommerceResponseDto } from './dto/ecommerce-report.dto';
 
 /**
  * Two tables in one file, told apart by the `section` column: `product` rows (the top
  * products) and `day` rows (revenue by day); columns a section does not use stay empty.
  */
-export const ECOMMERCE_CSV: CsvExportOptions<EcommerceReportDto> = {
-  type: EcommerceReportDto,
+export const ECOMMERCE_CSV: CsvExportOptions<EcommerceResponseDto> = {
+  type: EcommerceResponseDto,
   filename: 'ecommerce',
   table: ({ data }) => ({
     columns: ['section', 'date', 'sku', 'name', 'quantity', 'revenue', 'orders'],

@@ -1,13 +1,17 @@
 import {
-  itemRevenueSql,
+  decideTable,
+  itemMetrics,
   localDateSql,
-  orderRevenueSql,
-  ordersInRangeSql,
+  orderMetrics,
   ReportDb,
-  ReportRange,
-  sessionPurchasedSql,
+  ReportStatement,
+  sessionMetrics,
+  sessionPurchased,
+  StatsQuery,
+  where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 
 type Count = number | string;
 /** A DECIMAL as mysql2 returns it: a string such as "100.00". */
@@ -39,78 +43,122 @@ export interface RevenueDayRow {
 }
 
 /** The SQL behind GET /sites/{id}/ecommerce; every sum of money is a DECIMAL sum in SQL. */
-@Injectable()
-export class EcommerceQueries {
-  constructor(private readonly db: ReportDb) {}
-
+export const ecommerceStatements = {
   /** Orders whose own ts is in the range: their count, revenue and item quantities. */
-  async orderTotals(siteId: number, range: ReportRange): Promise<OrderTotalsRow> {
-    const inRange = ordersInRangeSql('o', siteId, range);
-    const rows = await this.db.select<OrderTotalsRow>(
-      `SELECT COUNT(*) AS orders, ${orderRevenueSql('o')} AS revenue,
-              COALESCE(SUM((SELECT SUM(i.quantity) FROM order_items i
-                              WHERE i.site_id = o.site_id AND i.order_id = o.order_id)), 0) AS items_sold
-         FROM orders o
-        WHERE ${inRange.sql}`,
-      inRange.params,
-    );
-    return rows[0];
-  }
+  orderTotals(query: StatsQuery): ReportStatement<OrderTotalsRow> {
+    decideTable(query, 'orders');
+    return (d) => {
+      const m = orderMetrics('o');
+      return d.builder
+        .selectFrom('orders as o')
+        .select([
+          m.orders.as('orders'),
+          m.revenue.as('revenue'),
+          sql<Count>`COALESCE(SUM((SELECT SUM(i.quantity) FROM order_items i WHERE i.site_id = o.site_id AND i.order_id = o.order_id)), 0)`.as(
+            'items_sold',
+          ),
+        ])
+        .where(where.orders(query, 'o'))
+        .compile();
+    };
+  },
 
   /** Sessions that started in the range, and those of them that contain an order. */
-  async purchasingSessions(siteId: number, range: ReportRange): Promise<PurchasingRow> {
-    const rows = await this.db.select<PurchasingRow>(
-      `SELECT COUNT(*) AS sessions, COALESCE(SUM(${sessionPurchasedSql('s')}), 0) AS purchasing_sessions
-         FROM sessions s
-        WHERE s.site_id = ? AND s.started_at >= ? AND s.started_at < ?`,
-      [siteId, range.startUtc, range.endUtc],
-    );
-    return rows[0];
-  }
+  purchasingSessions(query: StatsQuery): ReportStatement<PurchasingRow> {
+    decideTable(query, 'sessions');
+    return (d) =>
+      d.builder
+        .selectFrom('sessions as s')
+        .select([
+          sessionMetrics('s').sessions.as('sessions'),
+          sql<Count>`COALESCE(SUM(${sessionPurchased('s')}), 0)`.as('purchasing_sessions'),
+        ])
+        .where(where.sessions(query, 's'))
+        .compile();
+  },
 
   /**
    * The `limit` skus with the most item revenue over the range's orders, ties by sku, each
    * named after its line in the first such order (earliest order ts, then import order of the
    * order's hit, then line number).
    */
-  topProducts(siteId: number, range: ReportRange, limit: number): Promise<TopProductRow[]> {
-    const totalsRange = ordersInRangeSql('o', siteId, range);
-    const namesRange = ordersInRangeSql('o', siteId, range);
-    return this.db.select<TopProductRow>(
-      `SELECT t.sku, f.name, t.quantity, t.revenue, t.orders
-         FROM (
-           SELECT i.sku, SUM(i.quantity) AS quantity, SUM(${itemRevenueSql('i')}) AS revenue,
-                  COUNT(DISTINCT i.order_id) AS orders
-             FROM orders o
-             JOIN order_items i ON i.site_id = o.site_id AND i.order_id = o.order_id
-            WHERE ${totalsRange.sql}
-            GROUP BY i.sku
-            ORDER BY revenue DESC, i.sku ASC
-            LIMIT ?
-         ) t
-         JOIN (
-           SELECT i.sku, i.name,
-                  ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY o.ts, h.seq, i.line_no) AS rn
-             FROM orders o
-             JOIN order_items i ON i.site_id = o.site_id AND i.order_id = o.order_id
-             JOIN hits h ON h.site_id = o.site_id AND h.hit_id = o.hit_id
-            WHERE ${namesRange.sql}
-         ) f ON f.sku = t.sku AND f.rn = 1
-        ORDER BY t.revenue DESC, t.sku ASC`,
-      [...totalsRange.params, limit, ...namesRange.params],
-    );
-  }
+  topProducts(query: StatsQuery, limit: number): ReportStatement<TopProductRow> {
+    decideTable(query, 'orders');
+    return (d) => {
+      const m = itemMetrics('i');
+      const totals = d.builder
+        .selectFrom('orders as o')
+        .innerJoin('order_items as i', (j) =>
+          j.onRef('i.site_id', '=', 'o.site_id').onRef('i.order_id', '=', 'o.order_id'),
+        )
+        .select(['i.sku', m.quantity.as('quantity'), m.revenue.as('revenue'), m.orders.as('orders')])
+        .where(where.orders(query, 'o'))
+        .groupBy('i.sku')
+        .orderBy('revenue', 'desc')
+        .orderBy('i.sku', 'asc')
+        .limit(limit)
+        .as('t');
+      const firstNames = d.builder
+        .selectFrom('orders as o')
+        .innerJoin('order_items as i', (j) =>
+          j.onRef('i.site_id', '=', 'o.site_id').onRef('i.order_id', '=', 'o.order_id'),
+        )
+        .innerJoin('hits as h', (j) =>
+          j.onRef('h.site_id', '=', 'o.site_id').onRef('h.hit_id', '=', 'o.hit_id'),
+        )
+        .select([
+          'i.sku',
+          'i.name',
+          sql<number>`ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY o.ts, h.seq, i.line_no)`.as('rn'),
+        ])
+        .where(where.orders(query, 'o'))
+        .as('f');
+      return d.builder
+        .selectFrom(totals)
+        .innerJoin(firstNames, (j) => j.onRef('f.sku', '=', 't.sku').on('f.rn', '=', 1))
+        .select(['t.sku', 'f.name', 't.quantity', 't.revenue', 't.orders'])
+        .orderBy('t.revenue', 'desc')
+        .orderBy('t.sku', 'asc')
+        .compile();
+    };
+  },
 
   /** Revenue and orders per local calendar day of the report timezone; days without orders are absent. */
-  revenueByDay(siteId: number, range: ReportRange): Promise<RevenueDayRow[]> {
-    const day = localDateSql(this.db.dialect, 'o.ts', range);
-    const inRange = ordersInRangeSql('o', siteId, range);
-    return this.db.select<RevenueDayRow>(
-      `SELECT ${day.sql} AS day, ${orderRevenueSql('o')} AS revenue, COUNT(*) AS orders
-         FROM orders o
-        WHERE ${inRange.sql}
-        GROUP BY day`,
-      [...day.params, ...inRange.params],
-    );
+  revenueByDay(query: StatsQuery): ReportStatement<RevenueDayRow> {
+    decideTable(query, 'orders');
+    return (d) => {
+      const m = orderMetrics('o');
+      return d.builder
+        .selectFrom('orders as o')
+        .select([
+          localDateSql(d, sql.ref('o.ts'), query.range).as('day'),
+          m.revenue.as('revenue'),
+          m.orders.as('orders'),
+        ])
+        .where(where.orders(query, 'o'))
+        .groupBy('day')
+        .compile();
+    };
+  },
+};
+
+@Injectable()
+export class EcommerceQueries {
+  constructor(private readonly db: ReportDb) {}
+
+  async orderTotals(query: StatsQuery): Promise<OrderTotalsRow> {
+    return (await this.db.run(ecommerceStatements.orderTotals(query)))[0];
+  }
+
+  async purchasingSessions(query: StatsQuery): Promise<PurchasingRow> {
+    return (await this.db.run(ecommerceStatements.purchasingSessions(query)))[0];
+  }
+
+  topProducts(query: StatsQuery, limit: number): Promise<TopProductRow[]> {
+    return this.db.run(ecommerceStatements.topProducts(query, limit));
+  }
+
+  revenueByDay(query: StatsQuery): Promise<RevenueDayRow[]> {
+    return this.db.run(ecommerceStatements.revenueByDay(query));
   }
 }

@@ -1,32 +1,26 @@
-import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { averageOrderValue, buckets, money, rate, reportMeta, reportRange } from '@app/stats';
+import { averageOrderValue, buckets, money, rate, reportMeta, StatsQuery } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { EcommerceQueryDto } from './dto/ecommerce-query.dto';
-import { EcommerceReportDto, RevenueDayDto } from './dto/ecommerce-report.dto';
+import { EcommerceResponseDto, RevenueDayDto } from './dto/ecommerce-report.dto';
 import { EcommerceQueries, RevenueDayRow } from './ecommerce.queries';
 
 @Injectable()
 export class EcommerceService {
-  constructor(
-    private readonly queries: EcommerceQueries,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly queries: EcommerceQueries) {}
 
-  async report(site: Site, query: EcommerceQueryDto): Promise<EcommerceReportDto> {
-    const range = reportRange(query, site, this.config.limits.maxRangeDays);
+  async report(query: StatsQuery, params: Pick<EcommerceQueryDto, 'limit'>): Promise<EcommerceResponseDto> {
     const [totals, purchasing, products, days] = await Promise.all([
-      this.queries.orderTotals(site.id, range),
-      this.queries.purchasingSessions(site.id, range),
-      this.queries.topProducts(site.id, range, query.limit),
-      this.queries.revenueByDay(site.id, range),
+      this.queries.orderTotals(query),
+      this.queries.purchasingSessions(query),
+      this.queries.topProducts(query, params.limit),
+      this.queries.revenueByDay(query),
     ]);
     const orders = Number(totals.orders);
     const sessions = Number(purchasing.sessions);
     const purchasingSessions = Number(purchasing.purchasing_sessions);
     return {
       data: {
-        currency: site.currency,
+        currency: query.site.currency,
         revenue: money(totals.revenue),
         orders,
         average_order_value: averageOrderValue(totals.revenue, orders),
@@ -41,11 +35,11 @@ export class EcommerceService {
           orders: Number(p.orders),
         })),
         revenue_by_day: everyDay(
-          buckets(range, 'day').map((b) => b.label),
+          buckets(query.range, 'day').map((b) => b.label),
           days,
         ),
       },
-      meta: reportMeta(site.id, range),
+      meta: reportMeta(query.site.id, query.range),
     };
   }
 }

@@ -1,12 +1,14 @@
 import { CurrentSite, SiteScoped } from '@app/auth';
 import { ApiStandardErrors, CsvExport } from '@app/common';
 import type { Site } from '@app/db';
+import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EventsQueryDto } from './dto/events-query.dto';
-import { EventListDto } from './dto/event-list.dto';
+import { EventsResponseDto } from './dto/event-list.dto';
 import { EventsService } from './events.service';
 import { EVENTS_CSV } from './events.csv';
+import { CachedReport } from '../report-cache/cached-report.decorator';
 
 @ApiTags('events')
 @ApiBearerAuth()
@@ -14,7 +16,10 @@ import { EVENTS_CSV } from './events.csv';
 @SiteScoped()
 @Controller('sites/:id/events')
 export class EventsController {
-  constructor(private readonly events: EventsService) {}
+  constructor(
+    private readonly events: EventsService,
+    private readonly parser: StatsQueryParser,
+  ) {}
 
   @Get()
   @ApiOperation({
@@ -27,8 +32,9 @@ export class EventsController {
       'Registered events without hits are listed with 0; hits of unregistered names are not listed. ' +
       'Counts are exact.',
   })
+  @CachedReport()
   @CsvExport(EVENTS_CSV)
-  list(@CurrentSite() site: Site, @Query() query: EventsQueryDto): Promise<EventListDto> {
-    return this.events.list(site, query);
+  list(@CurrentSite() site: Site, @Query() query: EventsQueryDto): Promise<EventsResponseDto> {
+    return this.events.report(this.parser.parse(site, query), query);
   }
 }

@@ -1,9 +1,9 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { EventListDto } from './dto/event-list.dto';
+import { EventsResponseDto } from './dto/event-list.dto';
 
 /** One row per registered event of the page. */
-export const EVENTS_CSV: CsvExportOptions<EventListDto> = {
-  type: EventListDto,
+export const EVENTS_CSV: CsvExportOptions<EventsResponseDto> = {
+  type: EventsResponseDto,
   filename: 'events',
   table: ({ data }) => ({
     columns: ['name', 'description', 'registered_at', 'occurrences', 'sessions'],

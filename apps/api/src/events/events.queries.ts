@@ -1,5 +1,6 @@
-import { ReportDb, ReportRange } from '@app/stats';
+import { decideTable, ReportDb, ReportStatement, StatsQuery, where } from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
 
 export interface RegisteredEventRow {
   name: string;
@@ -9,18 +10,15 @@ export interface RegisteredEventRow {
   sessions: number | string;
 }
 
-/** The SQL behind GET /sites/{id}/events. */
-@Injectable()
-export class EventsQueries {
-  constructor(private readonly db: ReportDb) {}
-
-  async registeredEventCount(siteId: number): Promise<number> {
-    const rows = await this.db.select<{ n: number | string }>(
-      'SELECT COUNT(*) AS n FROM registered_events WHERE site_id = ?',
-      [siteId],
-    );
-    return Number(rows[0]?.n ?? 0);
-  }
+export const eventsStatements = {
+  registeredEventCount(siteId: number): ReportStatement<{ n: number | string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('registered_events')
+        .select(sql<number | string>`COUNT(*)`.as('n'))
+        .where('site_id', '=', siteId)
+        .compile();
+  },
 
   /**
    * One page of the site's registered events with their occurrences (event hits whose own ts is
@@ -28,26 +26,59 @@ export class EventsQueries {
    * order is total). Registered events without hits are listed with zeros.
    */
   registeredEventsPage(
-    siteId: number,
-    range: ReportRange,
+    query: StatsQuery,
     offset: number,
     limit: number,
-  ): Promise<RegisteredEventRow[]> {
-    return this.db.select<RegisteredEventRow>(
-      `SELECT re.name, re.description, re.registered_at,
-              COALESCE(c.occurrences, 0) AS occurrences, COALESCE(c.sessions, 0) AS sessions
-         FROM registered_events re
-         LEFT JOIN (
-           SELECT h.name, COUNT(*) AS occurrences, COUNT(DISTINCT h.session_id) AS sessions
-             FROM hits h
-            WHERE h.site_id = ? AND h.type = 'event' AND h.ts >= ? AND h.ts < ?
-              AND h.name IN (SELECT r.name FROM registered_events r WHERE r.site_id = ?)
-            GROUP BY h.name
-         ) c ON c.name = re.name
-        WHERE re.site_id = ?
-        ORDER BY occurrences DESC, re.name ASC
-        LIMIT ? OFFSET ?`,
-      [siteId, range.startUtc, range.endUtc, siteId, siteId, limit, offset],
-    );
+  ): ReportStatement<RegisteredEventRow> {
+    decideTable(query, 'hits');
+    const siteId = query.site.id;
+    return (d) => {
+      const counts = d.builder
+        .selectFrom('hits as h')
+        .select([
+          'h.name',
+          sql<number | string>`COUNT(*)`.as('occurrences'),
+          sql<number | string>`COUNT(DISTINCT h.session_id)`.as('sessions'),
+        ])
+        .where(where.hits(query, 'h', 'event'))
+        .where(
+          'h.name',
+          'in',
+          d.builder.selectFrom('registered_events as r').select('r.name').where('r.site_id', '=', siteId),
+        )
+        .groupBy('h.name')
+        .as('c');
+      return d.builder
+        .selectFrom('registered_events as re')
+        .leftJoin(counts, 'c.name', 're.name')
+        .select([
+          're.name',
+          're.description',
+          're.registered_at',
+          sql<number | string>`COALESCE(c.occurrences, 0)`.as('occurrences'),
+          sql<number | string>`COALESCE(c.sessions, 0)`.as('sessions'),
+        ])
+        .where('re.site_id', '=', siteId)
+        .orderBy('occurrences', 'desc')
+        .orderBy('re.name', 'asc')
+        .limit(limit)
+        .offset(offset)
+        .compile();
+    };
+  },
+};
+
+/** The SQL behind GET /sites/{id}/events. */
+@Injectable()
+export class EventsQueries {
+  constructor(private readonly db: ReportDb) {}
+
+  async registeredEventCount(siteId: number): Promise<number> {
+    const rows = await this.db.run(eventsStatements.registeredEventCount(siteId));
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  registeredEventsPage(query: StatsQuery, offset: number, limit: number): Promise<RegisteredEventRow[]> {
+    return this.db.run(eventsStatements.registeredEventsPage(query, offset, limit));
   }
 }

@@ -1,24 +1,21 @@
-import { AppConfig } from '@app/config';
-import type { Site } from '@app/db';
-import { reportMeta, reportRange } from '@app/stats';
+import { reportMeta, StatsQuery } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { EventsQueryDto } from './dto/events-query.dto';
-import { EventListDto } from './dto/event-list.dto';
+import { EventsResponseDto } from './dto/event-list.dto';
 import { EventsQueries } from './events.queries';
 
 @Injectable()
 export class EventsService {
-  constructor(
-    private readonly queries: EventsQueries,
-    private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly queries: EventsQueries) {}
 
-  async list(site: Site, query: EventsQueryDto): Promise<EventListDto> {
-    const range = reportRange(query, site, this.config.limits.maxRangeDays);
-    const { page, limit } = query;
+  async report(
+    query: StatsQuery,
+    params: Pick<EventsQueryDto, 'page' | 'limit'>,
+  ): Promise<EventsResponseDto> {
+    const { page, limit } = params;
     const [rows, total] = await Promise.all([
-      this.queries.registeredEventsPage(site.id, range, (page - 1) * limit, limit),
-      this.queries.registeredEventCount(site.id),
+      this.queries.registeredEventsPage(query, (page - 1) * limit, limit),
+      this.queries.registeredEventCount(query.site.id),
     ]);
     return {
       data: rows.map((r) => ({
@@ -28,7 +25,7 @@ export class EventsService {
         occurrences: Number(r.occurrences),
         sessions: Number(r.sessions),
       })),
-      meta: { ...reportMeta(site.id, range), page, limit, total },
+      meta: { ...reportMeta(query.site.id, query.range), page, limit, total },
     };
   }
 }

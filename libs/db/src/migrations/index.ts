@@ -1,3 +1,15 @@
 import { InitialSchema1763800000000 } from './1763800000000-initial-schema';
+import { ExactCollation1764000000000 } from './1764000000000-exact-collation';
+import { SiteDataVersions1764300000000 } from './1764300000000-site-data-versions';
+import { SessionRollups1764400000000 } from './1764400000000-session-rollups';
+import { HitRollups1764500000000 } from './1764500000000-hit-rollups';
+import { SessionPathRollups1764600000000 } from './1764600000000-session-path-rollups';
 
-export const MIGRATIONS = [InitialSchema1763800000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  ExactCollation1764000000000,
+  SiteDataVersions1764300000000,
+  SessionRollups1764400000000,
+  HitRollups1764500000000,
+  SessionPathRollups1764600000000,
+];

@@ -1,37 +1,40 @@
 import type { SqlDialect } from '@app/db/dialect';
+import { Expression, RawBuilder, sql } from 'kysely';
 import { OffsetSegment, offsetSegments, ReportRange } from '../date-range';
-
-export interface SqlFragment {
-  sql: string;
-  params: unknown[];
-}
 
 /**
  * A UTC DATETIME column turned into the report timezone's wall-clock time, exact across DST
  * changes: the zone's offsets over the range become a CASE on the instant, so the database
  * needs no time-zone tables.
  */
-export function localTimeSql(dialect: SqlDialect, column: string, range: ReportRange): SqlFragment {
-  const segments = offsetSegments(range.timezone, range.startUtc, range.endUtc);
-  return shiftBySegments(dialect, column, segments);
+export function localTimeSql(
+  dialect: SqlDialect,
+  column: Expression<unknown>,
+  range: ReportRange,
+): RawBuilder<Date> {
+  return shiftBySegments(dialect, column, offsetSegments(range.timezone, range.startUtc, range.endUtc));
 }
 
-export function shiftBySegments(dialect: SqlDialect, column: string, segments: OffsetSegment[]): SqlFragment {
+export function shiftBySegments(
+  dialect: SqlDialect,
+  column: Expression<unknown>,
+  segments: OffsetSegment[],
+): RawBuilder<Date> {
   if (segments.length <= 1) {
-    const offset = segments[0]?.offsetSeconds ?? 0;
-    return { sql: dialect.addSeconds(column, String(Math.trunc(offset))), params: [] };
+    return dialect.addSeconds(column, sql.lit(Math.trunc(segments[0]?.offsetSeconds ?? 0)));
   }
-  const params: unknown[] = [];
-  const whens = segments.slice(0, -1).map((s) => {
-    params.push(s.endUtc, Math.trunc(s.offsetSeconds));
-    return `WHEN ${column} < ? THEN ?`;
-  });
+  const whens = segments
+    .slice(0, -1)
+    .map((s) => sql`WHEN ${column} < ${s.endUtc} THEN ${Math.trunc(s.offsetSeconds)}`);
   const last = Math.trunc(segments[segments.length - 1].offsetSeconds);
-  return { sql: dialect.addSeconds(column, `(CASE ${whens.join(' ')} ELSE ${last} END)`), params };
+  return dialect.addSeconds(column, sql`(CASE ${sql.join(whens, sql` `)} ELSE ${sql.lit(last)} END)`);
 }
 
 /** The local calendar date (`YYYY-MM-DD`) of a UTC DATETIME column in the report timezone. */
-export function localDateSql(dialect: SqlDialect, column: string, range: ReportRange): SqlFragment {
-  const local = localTimeSql(dialect, column, range);
-  return { sql: dialect.dateOf(local.sql), params: local.params };
+export function localDateSql(
+  dialect: SqlDialect,
+  column: Expression<unknown>,
+  range: ReportRange,
+): RawBuilder<string> {
+  return dialect.dateOf(localTimeSql(dialect, column, range));
 }

@@ -1,4 +1,4 @@
-import { DateRangeQueryDto, QueryInt } from '@app/common';
+import { DateRangeQueryDto, oneOf, QueryInt } from '@app/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { ReportMetaDto } from '@app/common';
@@ -20,7 +20,7 @@ export class BreakdownQueryDto extends DateRangeQueryDto {
       'count sessions by their start; `pageviews` and `revenue` (Σ order revenue) count by their own ' +
       "timestamp under their session's attribute.",
   })
-  @IsIn(BREAKDOWN_METRICS, { message: `metric must be one of: ${BREAKDOWN_METRICS.join(', ')}` })
+  @IsIn(BREAKDOWN_METRICS, { message: oneOf('metric', BREAKDOWN_METRICS) })
   metric!: BreakdownMetric;
 
   @ApiProperty({
@@ -28,7 +28,7 @@ export class BreakdownQueryDto extends DateRangeQueryDto {
     example: 'channel',
     description: "The session attribute (from the session's first hit) to break the metric down by.",
   })
-  @IsIn(BREAKDOWN_DIMENSIONS, { message: `dimension must be one of: ${BREAKDOWN_DIMENSIONS.join(', ')}` })
+  @IsIn(BREAKDOWN_DIMENSIONS, { message: oneOf('dimension', BREAKDOWN_DIMENSIONS) })
   dimension!: BreakdownDimension;
 
   @ApiPropertyOptional({
@@ -63,7 +63,7 @@ export class BreakdownSeriesDto {
   total!: number;
 
   /** The metric per bucket, aligned with `buckets`. */
-  @ApiProperty({ type: [Number], example: [14, 17, 9] })
+  @ApiProperty({ example: [14, 17, 9] })
   points!: number[];
 }
 
@@ -81,12 +81,11 @@ export class BreakdownDataDto {
    * Bucket starts in the report timezone: `YYYY-MM-DD` for day/week/month (a clipped first
    * bucket starts at `from`), ISO date-time with offset for hour.
    */
-  @ApiProperty({ type: [String], example: ['2026-10-01', '2026-10-02', '2026-10-03'] })
+  @ApiProperty({ example: ['2026-10-01', '2026-10-02', '2026-10-03'] })
   buckets!: string[];
 
   /** The top `limit` values by the metric's volume, then `Other` (always last). */
   @ApiProperty({
-    type: [BreakdownSeriesDto],
     example: [
       { value: 'Organic Search', total: 40, points: [14, 17, 9] },
       { value: 'Direct', total: 25, points: [8, 9, 8] },
@@ -97,9 +96,7 @@ export class BreakdownDataDto {
 }
 
 export class BreakdownResponseDto {
-  @ApiProperty({ type: BreakdownDataDto })
   data!: BreakdownDataDto;
 
-  @ApiProperty({ type: ReportMetaDto })
   meta!: ReportMetaDto;
 }

@@ -44,7 +44,6 @@ export class EngagementDataDto {
   avg_time_on_page_seconds!: number;
 
   @ApiProperty({
-    type: [ScrollDepthBucketDto],
     example: [
       { bucket: '0-24', pageviews: 300, share: 37.5 },
       { bucket: '25-49', pageviews: 210, share: 26.25 },
@@ -58,7 +57,6 @@ export class EngagementDataDto {
    * Exact counts over the range's visitors. `null` for cookieless sites: their visitor ids
    * rotate daily, so a returning visitor cannot be recognised (see `meta.tracking_mode`).
    */
-  @ApiProperty({ type: ReturningVisitorsDto, nullable: true })
   returning_visitors!: ReturningVisitorsDto | null;
 }
 
@@ -69,9 +67,7 @@ export class EngagementMetaDto extends ReportMetaDto {
 }
 
 export class EngagementResponseDto {
-  @ApiProperty({ type: EngagementDataDto })
   data!: EngagementDataDto;
 
-  @ApiProperty({ type: EngagementMetaDto })
   meta!: EngagementMetaDto;
 }

@@ -1,4 +1,4 @@
-import { DateRangeQueryDto, QueryInt } from '@app/common';
+import { DateRangeQueryDto, QueryInt, requiredOr } from '@app/common';
 import { LIMITS } from '@app/config';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsString } from 'class-validator';
@@ -12,7 +12,12 @@ export class FunnelQueryDto extends DateRangeQueryDto {
       '`{"type":"event","name":"signup"}`. URL-encode it.',
     example: '[{"type":"pageview","path":"/pricing"},{"type":"event","name":"signup"}]',
   })
-  @IsString({ message: 'steps must be a JSON array of steps' })
+  @IsString({
+    message: requiredOr(
+      `steps is required: a JSON array of 1 to ${LIMITS.funnelMaxSteps} steps such as [{"type":"pageview","path":"/pricing"}]`,
+      'steps must be a JSON array of steps',
+    ),
+  })
   steps!: string;
 
   @ApiPropertyOptional({ example: 24 })
@@ -64,7 +69,6 @@ export class FunnelDataDto {
   window_hours!: number;
 
   @ApiProperty({
-    type: [FunnelStepResultDto],
     example: [
       {
         step: 1,
@@ -98,9 +102,7 @@ export class FunnelDataDto {
 }
 
 export class FunnelResponseDto {
-  @ApiProperty({ type: FunnelDataDto })
   data!: FunnelDataDto;
 
-  @ApiProperty({ type: ReportMetaDto })
   meta!: ReportMetaDto;
 }

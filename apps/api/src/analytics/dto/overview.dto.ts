@@ -65,22 +65,22 @@ export class HeadlineMetricsDto {
 
 /** % change per metric: (current − previous) / previous × 100; `null` when the previous value is 0. */
 export class MetricChangeDto {
-  @ApiProperty({ type: Number, nullable: true, example: 12.5 })
+  @ApiProperty({ example: 12.5 })
   visitors!: number | null;
 
-  @ApiProperty({ type: Number, nullable: true, example: 9.07 })
+  @ApiProperty({ example: 9.07 })
   sessions!: number | null;
 
-  @ApiProperty({ type: Number, nullable: true, example: -3.1 })
+  @ApiProperty({ example: -3.1 })
   pageviews!: number | null;
 
-  @ApiProperty({ type: Number, nullable: true, example: null })
+  @ApiProperty({ example: null })
   bounce_rate!: number | null;
 
-  @ApiProperty({ type: Number, nullable: true, example: 1.23 })
+  @ApiProperty({ example: 1.23 })
   pages_per_session!: number | null;
 
-  @ApiProperty({ type: Number, nullable: true, example: -8.4 })
+  @ApiProperty({ example: -8.4 })
   avg_session_duration_seconds!: number | null;
 }
 
@@ -93,40 +93,36 @@ export class OverviewComparisonDto extends HeadlineMetricsDto {
   @ApiProperty({ example: '2026-09-30', format: 'date' })
   to!: string;
 
-  @ApiProperty({ type: MetricChangeDto })
   change!: MetricChangeDto;
 }
 
 export class OverviewDataDto extends HeadlineMetricsDto {
-  @ApiProperty({ type: [TopItemDto] })
+  @ApiProperty({ example: [{ value: 'Organic Search', sessions: 412, share: 38.5 }] })
   top_channels!: TopItemDto[];
 
-  @ApiProperty({ type: [TopItemDto], example: [{ value: 'google.com', sessions: 300, share: 28.04 }] })
+  @ApiProperty({ example: [{ value: 'google.com', sessions: 300, share: 28.04 }] })
   top_sources!: TopItemDto[];
 
-  @ApiProperty({ type: [TopItemDto], example: [{ value: 'DE', sessions: 512, share: 47.85 }] })
+  @ApiProperty({ example: [{ value: 'DE', sessions: 512, share: 47.85 }] })
   top_countries!: TopItemDto[];
 
-  @ApiProperty({ type: [TopItemDto], example: [{ value: 'mobile', sessions: 611, share: 57.1 }] })
+  @ApiProperty({ example: [{ value: 'mobile', sessions: 611, share: 57.1 }] })
   top_devices!: TopItemDto[];
 
   /** Paths of the sessions' first pageviews; sessions without pageviews have no entry page. */
-  @ApiProperty({ type: [TopItemDto], example: [{ value: '/', sessions: 498, share: 46.54 }] })
+  @ApiProperty({ example: [{ value: '/', sessions: 498, share: 46.54 }] })
   entry_pages!: TopItemDto[];
 
   /** Paths of the sessions' last pageviews. */
-  @ApiProperty({ type: [TopItemDto], example: [{ value: '/thank-you', sessions: 61, share: 5.7 }] })
+  @ApiProperty({ example: [{ value: '/thank-you', sessions: 61, share: 5.7 }] })
   exit_pages!: TopItemDto[];
 
   /** Only with `compare`: the headline metrics of the comparison range. */
-  @ApiPropertyOptional({ type: OverviewComparisonDto })
   comparison?: OverviewComparisonDto;
 }
 
 export class OverviewResponseDto {
-  @ApiProperty({ type: OverviewDataDto })
   data!: OverviewDataDto;
 
-  @ApiProperty({ type: ReportMetaDto })
   meta!: ReportMetaDto;
 }

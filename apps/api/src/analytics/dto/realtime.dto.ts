@@ -28,7 +28,7 @@ export class RecentEventDto {
   name!: string;
 
   /** The event's path, when the tracker sent one. */
-  @ApiProperty({ type: String, nullable: true, example: '/pricing' })
+  @ApiProperty({ example: '/pricing' })
   path!: string | null;
 }
 
@@ -50,15 +50,12 @@ export class RealtimeDataDto {
   pageviews_last_30_minutes!: number;
 
   /** The 20 newest pageviews of the last 30 minutes, newest first. */
-  @ApiProperty({ type: [RecentPageviewDto] })
   recent_pageviews!: RecentPageviewDto[];
 
   /** The 20 newest custom events of the last 30 minutes, newest first. */
-  @ApiProperty({ type: [RecentEventDto] })
   events!: RecentEventDto[];
 
   /** The 10 paths with the most distinct visitors among the last 5 minutes' pageviews, ties by path. */
-  @ApiProperty({ type: [ActivePageDto] })
   top_pages!: ActivePageDto[];
 }
 
@@ -76,9 +73,7 @@ export class RealtimeMetaDto {
 }
 
 export class RealtimeResponseDto {
-  @ApiProperty({ type: RealtimeDataDto })
   data!: RealtimeDataDto;
 
-  @ApiProperty({ type: RealtimeMetaDto })
   meta!: RealtimeMetaDto;
 }

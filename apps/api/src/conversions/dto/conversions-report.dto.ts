@@ -24,7 +24,7 @@ export class GoalConversionsDto {
   conversion_rate!: number;
 }
 
-export class ConversionsDto {
+export class ConversionsDataDto {
   /** Sessions that started in the range. */
   @ApiProperty({ type: 'integer', example: 1500 })
   sessions!: number;
@@ -38,14 +38,11 @@ export class ConversionsDto {
   conversion_rate!: number;
 
   /** Every goal of the site, ordered by id. */
-  @ApiProperty({ type: [GoalConversionsDto] })
   goals!: GoalConversionsDto[];
 }
 
-export class ConversionsReportDto {
-  @ApiProperty({ type: ConversionsDto })
-  data!: ConversionsDto;
+export class ConversionsResponseDto {
+  data!: ConversionsDataDto;
 
-  @ApiProperty({ type: ReportMetaDto })
   meta!: ReportMetaDto;
 }

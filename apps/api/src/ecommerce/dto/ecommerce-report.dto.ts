@@ -34,7 +34,7 @@ export class RevenueDayDto {
   orders!: number;
 }
 
-export class EcommerceDto {
+export class EcommerceDataDto {
   /** ISO 4217 code of every amount: the site's currency (purchases in another are rejected at import). */
   @ApiProperty({ example: 'EUR' })
   currency!: string;
@@ -64,18 +64,14 @@ export class EcommerceDto {
   items_sold!: number;
 
   /** By revenue desc, then sku asc (binary order); at most `limit` entries. */
-  @ApiProperty({ type: [TopProductDto] })
   top_products!: TopProductDto[];
 
   /** One entry per calendar day of the range in the report timezone, zeros included. */
-  @ApiProperty({ type: [RevenueDayDto] })
   revenue_by_day!: RevenueDayDto[];
 }
 
-export class EcommerceReportDto {
-  @ApiProperty({ type: EcommerceDto })
-  data!: EcommerceDto;
+export class EcommerceResponseDto {
+  data!: EcommerceDataDto;
 
-  @ApiProperty({ type: ReportMetaDto })
   meta!: ReportMetaDto;
 }

@@ -34,10 +34,8 @@ export class EventsMetaDto extends ReportMetaDto {
   total!: number;
 }
 
-export class EventListDto {
-  @ApiProperty({ type: [RegisteredEventStatsDto] })
+export class EventsResponseDto {
   data!: RegisteredEventStatsDto[];
 
-  @ApiProperty({ type: EventsMetaDto })
   meta!: EventsMetaDto;
 }

@@ -1,3 +1,8 @@
+import { PrivilegedDatabaseUserError } from './least-privilege';
+/**
+ * How the mysql2 driver (through TypeORM) reports failures: which errors mean the database is
+ * unavailable. SQL-level meanings of server error numbers belong to the dialect.
+ */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -39,10 +44,10 @@ function driverError(error: unknown): DriverLikeError | undefined {
   return e.driverError ?? e;
 }
 
-/** The server aborted a statement that ran over its budget (MariaDB 1969, MySQL 3024). */
-export function isTimeBudgetError(error: unknown): boolean {
-  const e = driverError(error);
-  return e?.errno === 1969 || e?.errno === 3024;
+/** The server aborted a statement with one of `errnos` (the dialect knows which mean what). */
+export function hasServerErrno(error: unknown, errnos: readonly number[]): boolean {
+  const errno = driverError(error)?.errno;
+  return errno !== undefined && errnos.includes(errno);
 }
 
 /** Connection-level failures: the database is down, unreachable or refusing us. */
@@ -56,4 +61,12 @@ export function isDatabaseUnavailableError(error: unknown): boolean {
     UNAVAILABLE_MESSAGES.test(String((error as Error).message ?? '')) ||
     UNAVAILABLE_MESSAGES.test(String(e.message ?? ''))
   );
+}
+
+/** Why a database call failed, without credentials: a driver code or the start of its message. */
+export function describeDatabaseError(error: unknown): string {
+  // A refused privileged user explains itself (least-privilege.ts); its message names no secret.
+  if (error instanceof PrivilegedDatabaseUserError) return error.message;
+  const e = error as { code?: string; message?: string; driverError?: { code?: string } };
+  return e?.code ?? e?.driverError?.code ?? e?.message?.slice(0, 200) ?? String(error);
 }

@@ -1,4 +1,4 @@
-import { average, percentChange } from './report-math';
+import { average, percentChange } from './definitions';
 
 describe(percentChange.name, () => {
   it('gives the relative change in percent, rounded to 2 decimals', () => {

@@ -1,4 +1,5 @@
-import { isDatabaseUnavailableError, isTimeBudgetError } from './database-errors';
+import { mariadbDialect, mysqlDialect } from './dialect';
+import { isDatabaseUnavailableError } from './driver-errors';
 
 const driver = (fields: Record<string, unknown>, message = 'driver error') =>
   Object.assign(new Error(message), fields);
@@ -39,10 +40,10 @@ describe(isDatabaseUnavailableError.name, () => {
   });
 });
 
-describe(isTimeBudgetError.name, () => {
+describe.each([mariadbDialect, mysqlDialect])('isTimeBudgetError of the $name dialect', (dialect) => {
   it('recognises MariaDB max_statement_time and MySQL max_execution_time', () => {
-    expect(isTimeBudgetError(wrapped(driver({ errno: 1969 })))).toBe(true);
-    expect(isTimeBudgetError(wrapped(driver({ errno: 3024 })))).toBe(true);
-    expect(isTimeBudgetError(wrapped(driver({ errno: 1064 })))).toBe(false);
+    expect(dialect.isTimeBudgetError(wrapped(driver({ errno: 1969 })))).toBe(true);
+    expect(dialect.isTimeBudgetError(wrapped(driver({ errno: 3024 })))).toBe(true);
+    expect(dialect.isTimeBudgetError(wrapped(driver({ errno: 1064 })))).toBe(false);
   });
 });

@@ -1,0 +1,154 @@
+import type { ColumnType } from 'kysely';
+
+/**
+ * The tables the statistics engine reads, as the SQL builder sees them. The migrations are the
+ * source of truth; this only types what queries select and compare.
+ */
+type Decimal = ColumnType<string, string | number, string | number>;
+type Count = ColumnType<number, number, number>;
+
+export interface HitsTable {
+  seq: number;
+  site_id: number;
+  hit_id: string;
+  type: 'pageview' | 'event' | 'purchase';
+  ts: Date;
+  session_id: string;
+  visitor_id: string;
+  path: string | null;
+  channel: string | null;
+  source: string | null;
+  country: string | null;
+  device: string | null;
+  browser: string | null;
+  time_on_page_seconds: Decimal | null;
+  scroll_depth: number | null;
+  name: string | null;
+  order_id: string | null;
+  revenue: Decimal | null;
+  currency: string | null;
+}
+
+export interface SessionsTable {
+  site_id: number;
+  session_id: string;
+  visitor_id: string;
+  started_at: Date;
+  ended_at: Date;
+  hits: Count;
+  pageviews: Count;
+  events: Count;
+  purchases: Count;
+  is_bounce: number;
+  duration_seconds: Decimal;
+  entry_path: string | null;
+  exit_path: string | null;
+  channel: string;
+  source: string;
+  country: string;
+  device: string;
+  browser: string;
+}
+
+export interface VisitorsTable {
+  site_id: number;
+  visitor_id: string;
+  first_session_at: Date;
+}
+
+export interface OrdersTable {
+  site_id: number;
+  order_id: string;
+  hit_id: string;
+  ts: Date;
+  session_id: string;
+  visitor_id: string;
+  revenue: Decimal;
+  currency: string;
+}
+
+export interface OrderItemsTable {
+  site_id: number;
+  order_id: string;
+  line_no: number;
+  sku: string;
+  name: string | null;
+  quantity: Count;
+  price: Decimal;
+}
+
+export interface GoalsTable {
+  id: number;
+  site_id: number;
+  name: string;
+  type: 'event' | 'path';
+  match_value: string;
+  created_at: Date;
+}
+
+export interface RegisteredEventsTable {
+  id: number;
+  site_id: number;
+  name: string;
+  description: string | null;
+  registered_at: Date;
+}
+
+export interface DirtySessionsTable {
+  site_id: number;
+  session_id: string;
+  marked_at: Date;
+}
+
+export interface SiteDataVersionsTable {
+  site_id: number;
+  version: number | string;
+  changed_at: Date;
+}
+
+export interface SessionRollupsTable {
+  site_id: number;
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser';
+  bucket: Date;
+  value: string;
+  sessions: number;
+  bounces: number;
+  session_pageviews: number | string;
+  duration_seconds: string;
+}
+
+export interface HitRollupsTable {
+  site_id: number;
+  bucket: Date;
+  pageviews: number;
+  timed_pageviews: number;
+  time_on_page_seconds: string;
+  scroll_0_24: number;
+  scroll_25_49: number;
+  scroll_50_74: number;
+  scroll_75_100: number;
+}
+
+export interface SessionPathRollupsTable {
+  site_id: number;
+  dimension: 'entry_path' | 'exit_path';
+  bucket: Date;
+  path_hash: Buffer;
+  path: string;
+  sessions: number;
+}
+
+export interface StatsDatabase {
+  session_path_rollups: SessionPathRollupsTable;
+  hit_rollups: HitRollupsTable;
+  session_rollups: SessionRollupsTable;
+  site_data_versions: SiteDataVersionsTable;
+  hits: HitsTable;
+  sessions: SessionsTable;
+  visitors: VisitorsTable;
+  orders: OrdersTable;
+  order_items: OrderItemsTable;
+  goals: GoalsTable;
+  registered_events: RegisteredEventsTable;
+  dirty_sessions: DirtySessionsTable;
+}

@@ -1,0 +1,59 @@
+import type { Bucket } from '../date-range';
+import type { SessionAttribute } from '../definitions';
+import type { StatsQuery } from '../query/stats-query';
+import { PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
+import type { PageviewMetric, SessionMetric } from '../sql/metrics';
+
+/** Where a report's rows come from: sessions by start; pageviews and events, orders by their own ts. */
+export type RowSource = 'sessions' | 'hits' | 'orders';
+
+/** The table that answers: the raw table of the source, or its rollup. */
+export interface TableChoice {
+  source: RowSource;
+  kind: 'raw' | 'rollup';
+}
+
+/** What a statement needs, so the decider can tell whether a rollup has it. */
+export interface SessionNeeds {
+  metrics: readonly (SessionMetric | PageviewMetric | 'scrollDepth')[];
+  /** The attribute it groups by, if any. */
+  dimension?: SessionAttribute | 'entry_path' | 'exit_path';
+  /** The report buckets it groups by, if any. */
+  buckets?: readonly Bucket[];
+  /** It looks at each session (conversions, purchases), which no rollup keeps. */
+  perSession?: boolean;
+}
+
+/**
+ * What each rollup keeps: the session rollup, counts of sessions by attribute (visitors are
+ * distinct over sessions and stay raw); the pageview rollup, counts of pageviews that do not
+ * depend on their session.
+ */
+const ROLLED_UP: Partial<Record<RowSource, ReadonlySet<string>>> = {
+  sessions: new Set(['sessions', 'bounces', 'sessionPageviews', 'durationSeconds']),
+  hits: new Set(['pageviews', 'timeOnPageSum', 'timedPageviews', 'scrollDepth']),
+};
+
+/**
+ * The one place that decides which table answers a query's rows of `source`. Sessions and
+ * pageviews are read from their rollup when it holds everything the statement needs, over
+ * whole 15-minute buckets; everything else, and everything when `query.tables` is `raw`,
+ * reads the raw tables. A statement builder switches on `kind`.
+ */
+export function decideTable(query: StatsQuery, source: RowSource, needs?: SessionNeeds): TableChoice {
+  const raw: TableChoice = { source, kind: 'raw' };
+  const kept = ROLLED_UP[source];
+  if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
+  if (query.filters.length > 0) return raw;
+  if (!needs.metrics.every((m) => kept.has(m))) return raw;
+  if (needs.dimension !== undefined) {
+    // Only sessions are rolled up by attribute; a pageview's attribute is its session's.
+    if (source !== 'sessions') return raw;
+    const byPath = (PATH_DIMENSIONS as readonly string[]).includes(needs.dimension);
+    if (!byPath && !(ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension)) return raw;
+    // The entry/exit page rollup counts sessions only.
+    if (byPath && !needs.metrics.every((m) => m === 'sessions')) return raw;
+  }
+  if (!rollupCovers(query.range, needs.buckets)) return raw;
+  return { source, kind: 'rollup' };
+}

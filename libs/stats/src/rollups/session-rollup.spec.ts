@@ -1,0 +1,119 @@
+import { resolveRange } from '../date-range';
+import {
+  fromMillis,
+  pathRollupDeltas,
+  RolledUpSession,
+  rollupBucket,
+  rollupCovers,
+  sessionRollupDeltas,
+  toMillis,
+} from './session-rollup';
+
+const session = (o: Partial<RolledUpSession> = {}): RolledUpSession => ({
+  started_at: new Date('2026-03-10T10:07:30.250Z'),
+  channel: 'Search',
+  source: 'google',
+  country: 'DE',
+  device: 'mobile',
+  browser: 'Firefox',
+  entry_path: '/',
+  exit_path: '/',
+  is_bounce: 1,
+  pageviews: 1,
+  duration_seconds: '0.000',
+  ...o,
+});
+
+describe(sessionRollupDeltas.name, () => {
+  it('adds a new session to the 15-minute bucket of its start, once per attribute', () => {
+    const deltas = sessionRollupDeltas([], [session()]);
+
+    expect(deltas).toHaveLength(5);
+    expect(deltas.map((d) => d.bucket.toISOString())).toEqual(Array(5).fill('2026-03-10T10:00:00.000Z'));
+    expect(deltas.find((d) => d.dimension === 'country')).toMatchObject({
+      value: 'DE',
+      sessions: 1,
+      bounces: 1,
+    });
+  });
+
+  it('moves a session whose late hit changed its start and first-hit attributes', () => {
+    const before = session();
+    const after = session({
+      started_at: new Date('2026-03-10T09:59:59.999Z'),
+      channel: 'Social',
+      is_bounce: 0,
+      pageviews: 2,
+      duration_seconds: '450.251',
+    });
+    const deltas = sessionRollupDeltas([before], [after]);
+
+    const channel = deltas.filter((d) => d.dimension === 'channel');
+    expect(channel).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ value: 'Search', sessions: -1, bounces: -1, sessionPageviews: -1 }),
+        expect.objectContaining({
+          value: 'Social',
+          sessions: 1,
+          bounces: 0,
+          sessionPageviews: 2,
+          durationMillis: 450251n,
+        }),
+      ]),
+    );
+    expect(deltas.find((d) => d.dimension === 'country' && d.sessions === 1)?.bucket.toISOString()).toBe(
+      '2026-03-10T09:45:00.000Z',
+    );
+  });
+
+  it('leaves out rows whose counts do not change', () => {
+    expect(sessionRollupDeltas([session()], [session()])).toEqual([]);
+  });
+});
+
+describe(toMillis.name, () => {
+  it('reads DECIMAL strings exactly and writes them back with 3 decimals', () => {
+    expect(toMillis('12.5')).toBe(12500n);
+    expect(toMillis('0.001')).toBe(1n);
+    expect(fromMillis(toMillis('123456789.125') - toMillis('0.125'))).toBe('123456789.000');
+    expect(fromMillis(-1500n)).toBe('-1.500');
+  });
+});
+
+describe(rollupCovers.name, () => {
+  it('is true for local days of zones with 30- and 45-minute offsets', () => {
+    for (const zone of ['Asia/Kathmandu', 'Asia/Kolkata', 'America/New_York', 'Australia/Lord_Howe']) {
+      const range = resolveRange({ from: '2026-03-01', to: '2026-04-10', siteTimezone: zone, maxDays: 731 });
+      expect(rollupCovers(range)).toBe(true);
+    }
+  });
+
+  it('is false when a bound is not on a 15-minute boundary (local mean time)', () => {
+    const range = resolveRange({
+      from: '1890-01-01',
+      to: '1890-01-02',
+      siteTimezone: 'Europe/Amsterdam',
+      maxDays: 1_000_000,
+    });
+    expect(rollupCovers(range)).toBe(false);
+  });
+
+  it('puts an instant in the bucket that starts at or before it', () => {
+    expect(rollupBucket(new Date('2026-03-10T10:14:59.999Z')).toISOString()).toBe('2026-03-10T10:00:00.000Z');
+    expect(rollupBucket(new Date('2026-03-10T10:15:00.000Z')).toISOString()).toBe('2026-03-10T10:15:00.000Z');
+  });
+});
+
+describe(pathRollupDeltas.name, () => {
+  it('moves a session to its new exit page and skips sessions without pageviews', () => {
+    const deltas = pathRollupDeltas(
+      [session({ exit_path: '/pricing' })],
+      [session({ exit_path: '/thank-you' }), session({ entry_path: null, exit_path: null })],
+    );
+
+    expect(deltas).toEqual([
+      expect.objectContaining({ dimension: 'exit_path', path: '/pricing', sessions: -1 }),
+      expect.objectContaining({ dimension: 'exit_path', path: '/thank-you', sessions: 1 }),
+    ]);
+  });
+});

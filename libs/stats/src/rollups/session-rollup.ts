@@ -1,0 +1,131 @@
+import type { Bucket, ReportRange } from '../date-range';
+import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
+
+/**
+ * The session rollup: per site, 15-minute UTC bucket of the session start, session attribute
+ * and value, the counts of SPEC §1 over those sessions (never rates). 15 minutes divides every
+ * UTC offset in use, so every local day, hour, week and month boundary of a report is a
+ * bucket boundary, and a range read from whole buckets is exact in every timezone.
+ */
+export const ROLLUP_BUCKET_MS = 15 * 60 * 1000;
+
+export const ROLLUP_DIMENSIONS = SESSION_ATTRIBUTES;
+
+/** Entry and exit pages: rolled up apart, keyed by a hash of the path (paths run to 2048 characters). */
+export const PATH_DIMENSIONS = ['entry_path', 'exit_path'] as const;
+export type PathDimension = (typeof PATH_DIMENSIONS)[number];
+
+/** The sessions-table columns the rollup is computed from. */
+export interface RolledUpSession {
+  started_at: Date;
+  channel: string;
+  source: string;
+  country: string;
+  device: string;
+  browser: string;
+  entry_path: string | null;
+  exit_path: string | null;
+  is_bounce: number | string;
+  pageviews: number | string;
+  duration_seconds: string;
+}
+
+/** One rollup row's change: counts, and Σ duration in thousandths of a second (exact). */
+export interface RollupDelta {
+  bucket: Date;
+  dimension: SessionAttribute;
+  value: string;
+  sessions: number;
+  bounces: number;
+  sessionPageviews: number;
+  durationMillis: bigint;
+}
+
+export function rollupBucket(instant: Date): Date {
+  return new Date(Math.floor(instant.getTime() / ROLLUP_BUCKET_MS) * ROLLUP_BUCKET_MS);
+}
+
+/** A DECIMAL(…,3) string such as "12.5" or "7.125" as an exact count of thousandths. */
+export function toMillis(value: string | number): bigint {
+  const text = typeof value === 'number' ? value.toFixed(3) : value;
+  const m = /^(-?)(\d+)(?:\.(\d{1,3}))?$/.exec(text);
+  if (!m) throw new Error(`not a duration: ${text}`);
+  const abs = BigInt(m[2]) * 1000n + BigInt((m[3] ?? '').padEnd(3, '0'));
+  return m[1] === '-' ? -abs : abs;
+}
+
+/** Thousandths back to a DECIMAL string with 3 decimals. */
+export function fromMillis(millis: bigint): string {
+  const sign = millis < 0n ? '-' : '';
+  const abs = millis < 0n ? -millis : millis;
+  return `${sign}${abs / 1000n}.${(abs % 1000n).toString().padStart(3, '0')}`;
+}
+
+/**
+ * What re-deriving sessions changes in the rollup: each old row of a session subtracted, each
+ * new row added, netted per rollup row. Rows whose change is zero are left out.
+ */
+export function sessionRollupDeltas(before: RolledUpSession[], after: RolledUpSession[]): RollupDelta[] {
+  const deltas = new Map<string, RollupDelta>();
+  const add = (s: RolledUpSession, sign: 1 | -1) => {
+    const bucket = rollupBucket(s.started_at);
+    for (const dimension of ROLLUP_DIMENSIONS) {
+      const value = s[dimension];
+      const key = `${bucket.getTime()}\u0000${dimension}\u0000${value}`;
+      let d = deltas.get(key);
+      if (!d) {
+        d = { bucket, dimension, value, sessions: 0, bounces: 0, sessionPageviews: 0, durationMillis: 0n };
+        deltas.set(key, d);
+      }
+      d.sessions += sign;
+      d.bounces += sign * Number(s.is_bounce);
+      d.sessionPageviews += sign * Number(s.pageviews);
+      d.durationMillis += BigInt(sign) * toMillis(s.duration_seconds);
+    }
+  };
+  before.forEach((s) => add(s, -1));
+  after.forEach((s) => add(s, 1));
+  return [...deltas.values()].filter(
+    (d) => d.sessions !== 0 || d.bounces !== 0 || d.sessionPageviews !== 0 || d.durationMillis !== 0n,
+  );
+}
+
+/** One path rollup row's change in sessions. */
+export interface PathRollupDelta {
+  bucket: Date;
+  dimension: PathDimension;
+  path: string;
+  sessions: number;
+}
+
+/** The same for entry and exit pages; a session without pageviews has neither. */
+export function pathRollupDeltas(before: RolledUpSession[], after: RolledUpSession[]): PathRollupDelta[] {
+  const deltas = new Map<string, PathRollupDelta>();
+  const add = (s: RolledUpSession, sign: 1 | -1) => {
+    const bucket = rollupBucket(s.started_at);
+    for (const dimension of PATH_DIMENSIONS) {
+      const path = s[dimension];
+      if (path === null) continue;
+      const key = `${bucket.getTime()}\u0000${dimension}\u0000${path}`;
+      const d = deltas.get(key) ?? { bucket, dimension, path, sessions: 0 };
+      d.sessions += sign;
+      deltas.set(key, d);
+    }
+  };
+  before.forEach((s) => add(s, -1));
+  after.forEach((s) => add(s, 1));
+  return [...deltas.values()].filter((d) => d.sessions !== 0);
+}
+
+const onBoundary = (instant: Date) => instant.getTime() % ROLLUP_BUCKET_MS === 0;
+
+/**
+ * Whether whole rollup buckets cover the range and every report bucket exactly: true for
+ * every zone in use today; a zone with an offset that is not a multiple of 15 minutes (local
+ * mean time before 1900) reads the raw tables instead.
+ */
+export function rollupCovers(range: ReportRange, buckets: readonly Bucket[] = []): boolean {
+  return (
+    onBoundary(range.startUtc) && onBoundary(range.endUtc) && buckets.every((b) => onBoundary(b.startUtc))
+  );
+}

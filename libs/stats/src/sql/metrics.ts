@@ -1,0 +1,82 @@
+import { RawBuilder, sql } from 'kysely';
+import { col } from './where';
+
+/**
+ * The SPEC §1 metrics as SQL aggregates, each defined once per source table. Counts come back
+ * as numbers or numeric strings, sums of DECIMAL columns as exact decimal strings. Rates and
+ * averages are derived from these sums in definitions.ts, never stored or summed.
+ */
+export type Aggregate = RawBuilder<number | string>;
+
+/** Over rows of `sessions` (alias `s`): the sessions themselves. */
+export const sessionMetrics = (s = 's') => ({
+  sessions: sql<number | string>`COUNT(*)`,
+  /** Distinct visitor ids over the sessions (SPEC §1 "Visitors"). */
+  visitors: sql<number | string>`COUNT(DISTINCT ${col(s, 'visitor_id')})`,
+  bounces: sql<number | string>`COALESCE(SUM(${col(s, 'is_bounce')}), 0)`,
+  /** Pageviews of these sessions, wherever those pageviews fall: the numerator of pages per session. */
+  sessionPageviews: sql<number | string>`COALESCE(SUM(${col(s, 'pageviews')}), 0)`,
+  durationSeconds: sql<number | string>`COALESCE(SUM(${col(s, 'duration_seconds')}), 0)`,
+});
+export type SessionMetric = keyof ReturnType<typeof sessionMetrics>;
+
+/** The same session metrics over rows of `session_rollups` (alias `r`): sums of stored counts. */
+export const sessionRollupMetrics = (r = 'r') => ({
+  sessions: sql<number | string>`COALESCE(SUM(${col(r, 'sessions')}), 0)`,
+  bounces: sql<number | string>`COALESCE(SUM(${col(r, 'bounces')}), 0)`,
+  sessionPageviews: sql<number | string>`COALESCE(SUM(${col(r, 'session_pageviews')}), 0)`,
+  durationSeconds: sql<number | string>`COALESCE(SUM(${col(r, 'duration_seconds')}), 0)`,
+});
+
+/** The scroll-depth buckets of the engagement report: deepest % scrolled, inclusive bounds. */
+export const SCROLL_DEPTH_BUCKETS = [
+  { label: '0-24', min: 0, max: 24, column: 'scroll_0_24' },
+  { label: '25-49', min: 25, max: 49, column: 'scroll_25_49' },
+  { label: '50-74', min: 50, max: 74, column: 'scroll_50_74' },
+  { label: '75-100', min: 75, max: 100, column: 'scroll_75_100' },
+] as const;
+
+/** Over rows of `hits` that are pageviews (alias `h`). */
+export const pageviewMetrics = (h = 'h') => ({
+  pageviews: sql<number | string>`COUNT(*)`,
+  /** Σ time_on_page_seconds over the pageviews that carry one, and how many do. */
+  timeOnPageSum: sql<number | string>`COALESCE(SUM(${col(h, 'time_on_page_seconds')}), 0)`,
+  timedPageviews: sql<number | string>`COUNT(${col(h, 'time_on_page_seconds')})`,
+});
+
+export type PageviewMetric = keyof ReturnType<typeof pageviewMetrics>;
+
+/** Pageviews per scroll-depth bucket, in SCROLL_DEPTH_BUCKETS order (pageviews without one count nowhere). */
+export const scrollDepthCounts = (h = 'h'): Aggregate[] =>
+  SCROLL_DEPTH_BUCKETS.map(
+    (b) =>
+      sql<
+        number | string
+      >`COALESCE(SUM(${col(h, 'scroll_depth')} BETWEEN ${sql.lit(b.min)} AND ${sql.lit(b.max)}), 0)`,
+  );
+
+/** The same pageview metrics over rows of `hit_rollups` (alias `r`): sums of stored counts. */
+export const pageviewRollupMetrics = (r = 'r') => ({
+  pageviews: sql<number | string>`COALESCE(SUM(${col(r, 'pageviews')}), 0)`,
+  timeOnPageSum: sql<number | string>`COALESCE(SUM(${col(r, 'time_on_page_seconds')}), 0)`,
+  timedPageviews: sql<number | string>`COALESCE(SUM(${col(r, 'timed_pageviews')}), 0)`,
+});
+
+/** scrollDepthCounts over rows of `hit_rollups`. */
+export const scrollDepthRollupCounts = (r = 'r'): Aggregate[] =>
+  SCROLL_DEPTH_BUCKETS.map((b) => sql<number | string>`COALESCE(SUM(${col(r, b.column)}), 0)`);
+
+/** Over rows of `orders` (alias `o`), already one row per order (SPEC §1 "Order"). */
+export const orderMetrics = (o = 'o') => ({
+  orders: sql<number | string>`COUNT(*)`,
+  /** The exact DECIMAL sum; `0.00`-like when there are none. */
+  revenue: sql<string>`COALESCE(SUM(${col(o, 'revenue')}), 0)`,
+});
+
+/** Over rows of `order_items` (alias `i`). */
+export const itemMetrics = (i = 'i') => ({
+  quantity: sql<number | string>`SUM(${col(i, 'quantity')})`,
+  /** quantity × price summed, exact DECIMAL. */
+  revenue: sql<string>`SUM(${col(i, 'quantity')} * ${col(i, 'price')})`,
+  orders: sql<number | string>`COUNT(DISTINCT ${col(i, 'order_id')})`,
+});

@@ -1,0 +1,146 @@
+import { Injectable } from '@nestjs/common';
+import { sql } from 'kysely';
+import { GoalDefinition } from './conversions';
+import { decideTable } from './plan/table-decider';
+import type { StatsQuery } from './query/stats-query';
+import { ReportDb, ReportStatement } from './report-db';
+import {
+  PageviewMetric,
+  pageviewMetrics,
+  pageviewRollupMetrics,
+  SessionMetric,
+  sessionMetrics,
+  sessionRollupMetrics,
+} from './sql/metrics';
+import { where } from './sql/where';
+
+export type SessionTotals<M extends SessionMetric> = Record<M, number | string>;
+export type PageviewTotals<M extends PageviewMetric> = Record<M, number | string>;
+
+/** Statements several reports share; each report's own statements live in its *.queries.ts. */
+export const sharedStatements = {
+  /** Session metrics of the query's sessions (by session start). */
+  sessionTotals<M extends SessionMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): ReportStatement<SessionTotals<M>> {
+    if (decideTable(query, 'sessions', { metrics }).kind === 'rollup') {
+      return (d) => {
+        const r = sessionRollupMetrics('r');
+        // Every session has exactly one channel: the channel rows add up to all sessions.
+        return d.builder
+          .selectFrom('session_rollups as r')
+          .select(metrics.map((name) => r[name as keyof typeof r].as(name)))
+          .where(where.sessionRollups(query, 'channel', 'r'))
+          .compile();
+      };
+    }
+    return (d) => {
+      const m = sessionMetrics('s');
+      return d.builder
+        .selectFrom('sessions as s')
+        .select(metrics.map((name) => m[name].as(name)))
+        .where(where.sessions(query, 's'))
+        .compile();
+    };
+  },
+
+  /** Pageview metrics of the query's pageviews (by their own ts). */
+  pageviewTotals<M extends PageviewMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): ReportStatement<PageviewTotals<M>> {
+    if (decideTable(query, 'hits', { metrics }).kind === 'rollup') {
+      return (d) => {
+        const r = pageviewRollupMetrics('r');
+        return d.builder
+          .selectFrom('hit_rollups as r')
+          .select(metrics.map((name) => r[name].as(name)))
+          .where(where.hitRollups(query, 'r'))
+          .compile();
+      };
+    }
+    return (d) => {
+      const m = pageviewMetrics('h');
+      return d.builder
+        .selectFrom('hits as h')
+        .select(metrics.map((name) => m[name].as(name)))
+        .where(where.hits(query, 'h', 'pageview'))
+        .compile();
+    };
+  },
+
+  /**
+   * What a site's reports are computed from, as one comparable value: the data version that
+   * imports and aggregation bump, and the goals and registered events (created by the CLI).
+   */
+  dataVersion(
+    siteId: number,
+  ): ReportStatement<{ data: number | string | null; goals: string; events: string }> {
+    return (d) =>
+      d.builder
+        .selectNoFrom((eb) => [
+          eb.selectFrom('site_data_versions').select('version').where('site_id', '=', siteId).as('data'),
+          eb
+            .selectFrom('goals')
+            .select(sql<string>`CONCAT(COUNT(*), ':', COALESCE(MAX(id), 0))`.as('g'))
+            .where('site_id', '=', siteId)
+            .as('goals'),
+          eb
+            .selectFrom('registered_events')
+            .select(sql<string>`CONCAT(COUNT(*), ':', COALESCE(MAX(id), 0))`.as('e'))
+            .where('site_id', '=', siteId)
+            .as('events'),
+        ])
+        .compile();
+  },
+
+  /** The site's conversion goals, by id. */
+  siteGoals(
+    siteId: number,
+  ): ReportStatement<{ id: number; type: 'event' | 'path'; match_value: string; name: string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('goals')
+        .select(['id', 'name', 'type', 'match_value'])
+        .where('site_id', '=', siteId)
+        .orderBy('id')
+        .compile();
+  },
+};
+
+export interface SiteGoal extends GoalDefinition {
+  name: string;
+}
+
+/** Runs the shared statements and turns their rows into numbers. */
+@Injectable()
+export class StatsRepository {
+  constructor(private readonly db: ReportDb) {}
+
+  async sessionTotals<M extends SessionMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): Promise<Record<M, number>> {
+    const [row] = await this.db.run(sharedStatements.sessionTotals(query, metrics));
+    return Object.fromEntries(metrics.map((name) => [name, Number(row[name])])) as Record<M, number>;
+  }
+
+  async pageviewTotals<M extends PageviewMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): Promise<Record<M, string>> {
+    const [row] = await this.db.run(sharedStatements.pageviewTotals(query, metrics));
+    return Object.fromEntries(metrics.map((name) => [name, String(row[name])])) as Record<M, string>;
+  }
+
+  async dataVersion(siteId: number): Promise<string> {
+    const [row] = await this.db.run(sharedStatements.dataVersion(siteId));
+    return `${row.data ?? 0}.${row.goals}.${row.events}`;
+  }
+
+  async siteGoals(siteId: number): Promise<SiteGoal[]> {
+    const rows = await this.db.run(sharedStatements.siteGoals(siteId));
+    return rows.map((r) => ({ id: Number(r.id), name: r.name, type: r.type, matchValue: r.match_value }));
+  }
+}

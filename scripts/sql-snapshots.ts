@@ -1,0 +1,128 @@
+/**
+ * The SQL of every report statement, generated from fixed example queries and committed under
+ * sql/<engine>/ (one file per statement), so that every change to generated SQL shows in
+ * review. `npm run sql:sync` rewrites the files; a unit test fails when one is stale.
+ */
+import { mariadbDialect, SqlDialect } from '@app/db/dialect';
+import { GoalDefinition, ReportStatement, resolveRange, sharedStatements, StatsQuery } from '@app/stats';
+import { buckets } from '@app/stats/date-range';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { format } from 'sql-formatter';
+import { breakdownStatements } from '../apps/api/src/analytics/breakdown.queries';
+import { engagementStatements } from '../apps/api/src/analytics/engagement.queries';
+import { funnelStatements } from '../apps/api/src/analytics/funnel.queries';
+import { overviewStatements } from '../apps/api/src/analytics/overview.queries';
+import { realtimeStatements } from '../apps/api/src/analytics/realtime.queries';
+import { conversionsStatements } from '../apps/api/src/conversions/conversions.queries';
+import { ecommerceStatements } from '../apps/api/src/ecommerce/ecommerce.queries';
+import { eventsStatements } from '../apps/api/src/events/events.queries';
+
+export const SNAPSHOT_ROOT = path.join(__dirname, '../sql');
+
+/** A site in a zone that changes offset inside the range, so the local-time CASE shows. */
+const query: StatsQuery = {
+  site: { id: 7, timezone: 'Europe/Berlin', currency: 'EUR', trackingMode: 'full' },
+  range: resolveRange({
+    from: '2026-03-20',
+    to: '2026-04-02',
+    siteTimezone: 'Europe/Berlin',
+    maxDays: 731,
+  }),
+  filters: [],
+};
+/** The same query forced onto the raw tables: the parity reference. */
+const raw: StatsQuery = { ...query, tables: 'raw' };
+const goals: GoalDefinition[] = [
+  { id: 1, type: 'event', matchValue: 'signup' },
+  { id: 2, type: 'path', matchValue: '/thank-you*' },
+];
+const days = buckets(query.range, 'day');
+const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
+
+/** Every report statement, by file name. */
+export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
+  'shared.session-totals': sharedStatements.sessionTotals(query, [
+    'sessions',
+    'bounces',
+    'sessionPageviews',
+    'durationSeconds',
+  ]),
+  'shared.session-visitors': sharedStatements.sessionTotals(query, ['visitors']),
+  'shared.session-totals.raw': sharedStatements.sessionTotals(raw, ['sessions', 'bounces']),
+  'shared.pageview-totals': sharedStatements.pageviewTotals(query, ['pageviews']),
+  'shared.site-goals': sharedStatements.siteGoals(7),
+  'shared.data-version': sharedStatements.dataVersion(7),
+  'overview.top-lists': overviewStatements.topLists(query, 10),
+  'overview.top-lists.raw': overviewStatements.topLists(raw, 10),
+  ...Object.fromEntries(
+    (['sessions', 'bounce_rate', 'conv_rate', 'pageviews', 'revenue'] as const).flatMap((metric) => {
+      const request = { metric, dimension: 'channel' as const, goals: metric === 'conv_rate' ? goals : [] };
+      return [
+        [`breakdown.top-values.${metric}`, breakdownStatements.topValues(query, request, 5)],
+        [
+          `breakdown.series-sums.${metric}`,
+          breakdownStatements.seriesSums(query, request, ['Search', 'Social'], days),
+        ],
+      ];
+    }),
+  ),
+  'engagement.pageview-engagement': engagementStatements.pageviewEngagement(query),
+  'engagement.visitor-returns': engagementStatements.visitorReturns(query),
+  'funnel.visitors-per-step': funnelStatements.visitorsPerStep(
+    query,
+    [
+      { type: 'pageview', path: '/products*' },
+      { type: 'event', name: 'add_to_cart' },
+      { type: 'pageview', path: '/thank-you' },
+    ],
+    24,
+  ),
+  'realtime.active-visitors': realtimeStatements.activeVisitors(live),
+  'realtime.pageview-count': realtimeStatements.pageviewCount(live),
+  'realtime.recent-pageviews': realtimeStatements.recentPageviews(live, 20),
+  'realtime.recent-events': realtimeStatements.recentEvents(live, 20),
+  'realtime.active-pages': realtimeStatements.activePages(live, 10),
+  'events.registered-event-count': eventsStatements.registeredEventCount(7),
+  'events.registered-events-page': eventsStatements.registeredEventsPage(query, 0, 100),
+  'conversions.conversion-counts': conversionsStatements.conversionCounts(query, goals),
+  'ecommerce.order-totals': ecommerceStatements.orderTotals(query),
+  'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),
+  'ecommerce.top-products': ecommerceStatements.topProducts(query, 10),
+  'ecommerce.revenue-by-day': ecommerceStatements.revenueByDay(query),
+};
+
+const ENGINES: Array<{ dir: string; dialect: SqlDialect; formatterLanguage: 'mariadb' }> = [
+  { dir: 'mariadb', dialect: mariadbDialect, formatterLanguage: 'mariadb' },
+];
+
+const param = (value: unknown) => (value instanceof Date ? value.toISOString() : JSON.stringify(value));
+
+/** The committed text of every snapshot, keyed by its path relative to sql/. */
+export function renderSnapshots(): Map<string, string> {
+  const files = new Map<string, string>();
+  for (const engine of ENGINES) {
+    for (const [name, statement] of Object.entries(SNAPSHOTS)) {
+      const compiled = statement(engine.dialect);
+      const params = compiled.parameters.map((p, i) => `--   $${i + 1} = ${param(p)}`).join('\n');
+      const text =
+        `-- ${name} (${engine.dir}); generated by \`npm run sql:sync\`, do not edit.\n` +
+        (params ? `-- parameters:\n${params}\n` : '') +
+        `${format(compiled.sql, { language: engine.formatterLanguage, tabWidth: 2, keywordCase: 'upper' })};\n`;
+      files.set(`${engine.dir}/${name}.sql`, text);
+    }
+  }
+  return files;
+}
+
+if (require.main === module) {
+  rmSync(SNAPSHOT_ROOT, { recursive: true, force: true });
+  const files = renderSnapshots();
+  for (const [file, text] of files) {
+    mkdirSync(path.dirname(path.join(SNAPSHOT_ROOT, file)), { recursive: true });
+    writeFileSync(path.join(SNAPSHOT_ROOT, file), text);
+  }
+  process.stdout.write(
+    `wrote ${files.size} SQL snapshots under sql/ (${readdirSync(SNAPSHOT_ROOT).join(', ')})\n`,
+  );
+}
