@@ -1,0 +1,70 @@
+import type { AuthenticatedRequest } from '@app/auth';
+import { wantsCsv } from '@app/common';
+import { isValidTimeZone, localDate, StatsRepository } from '@app/stats';
+import { currentReadPin } from '@app/db';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { Response } from 'express';
+import { from, Observable, of, switchMap, tap } from 'rxjs';
+import { ReportCache } from './report-cache.service';
+
+/**
+ * Answers a repeated report request from the cache. The key is the site, the route, every
+ * query parameter (sorted), the calendar day the default range is resolved against, and the
+ * site's data version, so an answer is reused exactly as long as recomputing it would give
+ * the same body. The ETag is derived from that key and the media type, so every API process
+ * gives the same strong ETag for the same answer, and Express answers If-None-Match with 304.
+ */
+@Injectable()
+export class ReportCacheInterceptor implements NestInterceptor {
+  constructor(
+    private readonly cache: ReportCache,
+    private readonly stats: StatsRepository,
+  ) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const site = req.site;
+    const zone = typeof req.query.timezone === 'string' ? req.query.timezone : site?.timezone;
+    if (!site || !zone || !isValidTimeZone(zone)) return next.handle();
+    return from(this.stats.dataVersion(site.id)).pipe(
+      switchMap((version) => {
+        const key = cacheKey(req, site.id, version, localDate(new Date(), zone));
+        res.setHeader('ETag', `"${hash(`${key}\u0000${wantsCsv(req) ? 'csv' : 'json'}`)}"`);
+        return from(this.cache.get(key)).pipe(
+          switchMap((cached) =>
+            cached !== undefined
+              ? of(cached)
+              : next.handle().pipe(
+                  tap((body) => {
+                    // Part of this answer was read from the primary after its replica failed: it
+                    // may be newer than the data version read from the replica, so it is neither
+                    // filed under that version nor given its ETag.
+                    if (currentReadPin()?.failedOver) res.removeHeader('ETag');
+                    else void this.cache.set(key, body);
+                  }),
+                ),
+          ),
+        );
+      }),
+    );
+  }
+}
+
+function cacheKey(req: AuthenticatedRequest, siteId: number, version: string, today: string): string {
+  const params = Object.entries(req.query)
+    .filter(([name]) => name !== 'format')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return hash(
+    JSON.stringify([
+      (req.route as { path?: string } | undefined)?.path ?? req.path,
+      siteId,
+      version,
+      today,
+      params,
+    ]),
+  );
+}
+
+const hash = (text: string) => createHash('sha256').update(text).digest('base64url').slice(0, 32);
