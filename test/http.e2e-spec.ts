@@ -68,6 +68,17 @@ describe('HTTP conventions: problem bodies, 400, 404, 405, pagination', () => {
     expect(res.body.errors).toEqual(expect.arrayContaining([{ parameter, message: expect.any(String) }]));
   });
 
+  it.each(['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'])(
+    'answers 400 for ?%s=1, a name of Object.prototype, like any unknown parameter',
+    async (name) => {
+      for (const url of [`/api/v1/sites?${name}=1`, `/api/v1/sites/${siteIds[0]}/events?${name}=1`]) {
+        const res = await get(url);
+        expect({ url, status: res.status }).toEqual({ url, status: 400 });
+        expect(res.body.errors).toEqual([{ parameter: name, message: `${name} is not a known parameter` }]);
+      }
+    },
+  );
+
   it('names every offending parameter at once', async () => {
     const res = await get('/api/v1/sites?limit=0&page=x&extra=1');
     expect(res.status).toBe(400);
@@ -100,6 +111,36 @@ describe('HTTP conventions: problem bodies, 400, 404, 405, pagination', () => {
     expect(res.status).toBe(200);
   });
 
+  it('revalidates: a success has an ETag and Cache-Control, If-None-Match gets a 304 without a body', async () => {
+    for (const accept of ['application/json', 'text/csv']) {
+      const first = await get(`/api/v1/sites/${siteIds[0]}/events`).set('Accept', accept);
+      expect(first.status).toBe(200);
+      expect(first.headers['cache-control']).toBe('private, max-age=0, must-revalidate');
+      const etag = first.headers.etag;
+      // A cached report's ETag is strong, derived from the site's data version (issue #10).
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{32}"$/);
+      const again = await get(`/api/v1/sites/${siteIds[0]}/events`)
+        .set('Accept', accept)
+        .set('If-None-Match', etag);
+      expect(again.status).toBe(304);
+      expect(again.text).toBe('');
+      expect(again.headers.etag).toBe(etag);
+      expect(again.headers['ratelimit-limit']).toBeDefined();
+      const changed = await get(`/api/v1/sites/${siteIds[0]}/events`)
+        .set('Accept', accept)
+        .set('If-None-Match', 'W/"something-else"');
+      expect(changed.status).toBe(200);
+    }
+  });
+
+  it('answers errors with Cache-Control: no-store and no ETag', async () => {
+    const res = await request(app.getHttpServer()).get('/api/v1/sites');
+    expect(res.status).toBe(401);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers.etag).toBeUndefined();
+    expect(res.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+  });
+
   it('answers unknown routes with a problem+json 404', async () => {
     const res = await get('/api/v1/no-such-thing');
     expect(res.status).toBe(404);
@@ -107,10 +148,18 @@ describe('HTTP conventions: problem bodies, 400, 404, 405, pagination', () => {
     expect(res.body).toMatchObject({ status: 404, title: 'Not Found' });
   });
 
+  it('configures Swagger UI not to keep a pasted key in the browser (persistAuthorization off)', async () => {
+    const init = await request(app.getHttpServer()).get('/api/docs/swagger-ui-init.js');
+    expect(init.status).toBe(200);
+    expect(init.text).toMatch(/"persistAuthorization":\s*false/);
+  });
+
   it('serves the OpenAPI document with the bearer scheme and Swagger UI', async () => {
     const doc = await request(app.getHttpServer()).get('/api/docs-json');
     expect(doc.status).toBe(200);
     expect(doc.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // Keys are opaque `sk_…` strings, not JWTs.
+    expect(doc.body.components.securitySchemes.bearer.bearerFormat).toBeUndefined();
     const list = doc.body.paths['/api/v1/sites'].get;
     expect(list.security).toEqual([{ bearer: [] }]);
     expect(list.parameters).toEqual(
@@ -121,7 +170,9 @@ describe('HTTP conventions: problem bodies, 400, 404, 405, pagination', () => {
         }),
       ]),
     );
-    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '405', '406', '429', '503']);
+    expect(Object.keys(list.responses).sort()).toEqual(
+      ['200', '304', '400', '401', '405', '406', '408', '414', '429', '431', '499', '500', '503'].sort(),
+    );
     const ui = await request(app.getHttpServer()).get('/api/docs/');
     expect(ui.status).toBe(200);
     expect(ui.text).toContain('swagger');

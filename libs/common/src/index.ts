@@ -1,6 +1,6 @@
 export * from './api-errors.decorator';
-export * from './database-errors';
 export * from './method-not-allowed.middleware';
+export * from './host-required.middleware';
 export * from './pagination.dto';
 export * from './problem';
 export * from './problem.dto';

@@ -1,6 +1,7 @@
 import { HttpStatus, Injectable, NestMiddleware } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { problem, PROBLEM_CONTENT_TYPE } from './problem';
+import { problem } from './problem';
+import { sendProblem } from './send-problem';
 
 const ALLOWED = new Set(['GET', 'HEAD']);
 
@@ -9,11 +10,12 @@ const ALLOWED = new Set(['GET', 'HEAD']);
 export class MethodNotAllowedMiddleware implements NestMiddleware {
   use(req: Request, res: Response, next: NextFunction): void {
     if (ALLOWED.has(req.method)) return next();
-    const body = {
-      ...problem(HttpStatus.METHOD_NOT_ALLOWED, `${req.method} is not allowed: this API is read-only.`),
-      instance: req.path,
-    };
-    res.status(HttpStatus.METHOD_NOT_ALLOWED).setHeader('Allow', 'GET, HEAD');
-    res.type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+    sendProblem(
+      res,
+      problem(HttpStatus.METHOD_NOT_ALLOWED, `${req.method} is not allowed: this API is read-only.`, {
+        instance: req.path,
+      }),
+      { Allow: 'GET, HEAD' },
+    );
   }
 }

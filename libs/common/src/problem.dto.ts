@@ -26,6 +26,6 @@ export class ProblemDetailsDto {
   @ApiPropertyOptional({ example: '/api/v1/sites/1/analytics/funnel', description: 'The request path' })
   instance?: string;
 
-  @ApiPropertyOptional({ type: [ParameterErrorDto], description: 'Present on 400: each offending parameter' })
+  /** Present on 400: each offending parameter. */
   errors?: ParameterErrorDto[];
 }

@@ -1,8 +1,13 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { ParameterError } from '@app/stats/parameter-error';
+import { ClientGoneError } from '@app/stats/report-session';
 import type { Request, Response } from 'express';
-import { problem, PROBLEM_CONTENT_TYPE, ProblemBody, ServiceUnavailableProblem } from './problem';
-import { isDatabaseUnavailableError, isTimeBudgetError } from './database-errors';
+import { problem, ProblemBody, ServiceUnavailableProblem, TooManyRequestsProblem } from './problem';
+import { sendProblem } from './send-problem';
+import { isDatabaseUnavailableError } from '@app/db/driver-errors';
+import { QueryTimeBudgetError } from '@app/stats/query-time-budget-error';
+
+const CLIENT_CLOSED_REQUEST = 499;
 
 /**
  * Turns every error into an RFC 9457 body. Unexpected errors are logged here with their stack
@@ -20,13 +25,20 @@ export class ProblemFilter implements ExceptionFilter {
 
     const body = this.toProblem(exception);
     body.instance = req.path;
-    if (body.status === Number(HttpStatus.UNAUTHORIZED)) res.setHeader('WWW-Authenticate', 'Bearer');
-    if (body.status === Number(HttpStatus.METHOD_NOT_ALLOWED)) res.setHeader('Allow', 'GET, HEAD');
+    const headers: Record<string, string> = {};
+    if (body.status === Number(HttpStatus.UNAUTHORIZED)) headers['WWW-Authenticate'] = 'Bearer';
+    if (body.status === Number(HttpStatus.METHOD_NOT_ALLOWED)) headers.Allow = 'GET, HEAD';
+    if (exception instanceof TooManyRequestsProblem) {
+      Object.assign(headers, exception.headers);
+      headers['Retry-After'] = String(exception.retryAfterSeconds);
+    }
     if (body.status === Number(HttpStatus.SERVICE_UNAVAILABLE)) {
       const retry = exception instanceof ServiceUnavailableProblem ? exception.retryAfterSeconds : 5;
-      res.setHeader('Retry-After', String(retry));
+      headers['Retry-After'] = String(retry);
     }
-    res.status(body.status).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body));
+    // A CSV download that failed is a problem body, not an attachment.
+    res.removeHeader('Content-Disposition');
+    sendProblem(res, body, headers);
   }
 
   private toProblem(exception: unknown): ProblemBody {
@@ -35,6 +47,11 @@ export class ProblemFilter implements ExceptionFilter {
       const response = exception.getResponse();
       if (isProblem(response)) return { ...response };
       return problem(status, describe(status, response));
+    }
+    if (exception instanceof ClientGoneError) {
+      // Nobody reads this answer; nginx's 499 names the case in the request log.
+      this.logger.debug(exception.message);
+      return { ...problem(CLIENT_CLOSED_REQUEST, exception.message), title: 'Client Closed Request' };
     }
     if (exception instanceof ParameterError) {
       const errors = [{ parameter: exception.parameter, message: exception.message }];
@@ -48,7 +65,7 @@ export class ProblemFilter implements ExceptionFilter {
         ? problem(clientError, detail, { errors: [{ parameter: 'path', message: detail }] })
         : problem(clientError, detail);
     }
-    if (isTimeBudgetError(exception)) {
+    if (exception instanceof QueryTimeBudgetError) {
       this.logger.warn('a query exceeded its time budget');
       return problem(
         HttpStatus.SERVICE_UNAVAILABLE,

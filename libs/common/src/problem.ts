@@ -46,3 +46,18 @@ export class ServiceUnavailableProblem extends HttpException {
     super(problem(HttpStatus.SERVICE_UNAVAILABLE, detail), HttpStatus.SERVICE_UNAVAILABLE);
   }
 }
+
+/**
+ * A 429 raised inside the Nest pipeline (a guard or an interceptor), with the seconds to wait
+ * in `Retry-After` and any other headers the answer must carry (RateLimit-*).
+ */
+export class TooManyRequestsProblem extends HttpException {
+  constructor(
+    detail: string,
+    readonly retryAfterSeconds: number,
+    readonly headers: Record<string, string> = {},
+    extra: Partial<ProblemBody> = {},
+  ) {
+    super(problem(HttpStatus.TOO_MANY_REQUESTS, detail, extra), HttpStatus.TOO_MANY_REQUESTS);
+  }
+}

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, Max, Min, ValidationArguments } from 'class-validator';
 
 /**
  * Only plain decimal digits become numbers: `1e3`, `0x10`, ` 5` and `5.0` stay strings and
@@ -33,4 +33,18 @@ export function QueryInt(o: QueryIntOptions): PropertyDecorator {
     Min(o.min, { message: ({ property }) => `${property} must be at least ${o.min}` }),
     Max(o.max, { message: ({ property }) => `${property} must be at most ${o.max}` }),
   );
+}
+
+/**
+ * A validation message that tells a missing required parameter (`metric is required: one of
+ * …`) from a wrong one (`metric must be one of: …`).
+ */
+export function requiredOr(required: string, invalid: string): (args: ValidationArguments) => string {
+  return (args) => (args.value === undefined ? required : invalid);
+}
+
+/** The message of a required parameter taking one of `values`. */
+export function oneOf(name: string, values: readonly string[]): (args: ValidationArguments) => string {
+  const list = values.join(', ');
+  return requiredOr(`${name} is required: one of ${list}`, `${name} must be one of: ${list}`);
 }

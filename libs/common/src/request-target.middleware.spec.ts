@@ -6,7 +6,12 @@ function exchange(url: string) {
     statusCode: 200,
     body: undefined as string | undefined,
     contentType: undefined as string | undefined,
-    setHeader: jest.fn(),
+    setHeader(name: string, value: string) {
+      // The media type, without parameters (charset).
+      if (name.toLowerCase() === 'content-type') this.contentType = value.split(';')[0];
+      return this;
+    },
+    removeHeader: jest.fn(),
     status(code: number) {
       this.statusCode = code;
       return this;
@@ -16,6 +21,10 @@ function exchange(url: string) {
       return this;
     },
     send(b: string) {
+      this.body = b;
+      return this;
+    },
+    end(b: string) {
       this.body = b;
       return this;
     },

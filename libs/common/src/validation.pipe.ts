@@ -35,13 +35,20 @@ export class ApiValidationPipe extends ValidationPipe {
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'query' && value && typeof value === 'object') {
-      const repeated = Object.entries(value as Record<string, unknown>)
+      const entries = Object.entries(value as Record<string, unknown>);
+      const repeated = entries
         .filter(([, v]) => typeof v !== 'string')
         .map(([name]) => ({
           parameter: name === '' ? UNNAMED_PARAMETER : name,
           message: `${name === '' ? UNNAMED_PARAMETER : name} must be given once, as a single value`,
         }));
-      if (repeated.length > 0) throw new InvalidParametersException(repeated);
+      // class-validator's whitelist looks names up in a plain object, so `toString` or
+      // `__proto__` count as declared; no DTO declares a name of Object.prototype.
+      const inherited = entries
+        .filter(([name]) => name in Object.prototype)
+        .map(([name]) => ({ parameter: name, message: `${name} is not a known parameter` }));
+      const errors = dedupe([...inherited, ...repeated]);
+      if (errors.length > 0) throw new InvalidParametersException(errors);
     }
     return super.transform(value, metadata);
   }

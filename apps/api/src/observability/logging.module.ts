@@ -3,6 +3,7 @@ import { AppConfig } from '@app/config';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule, Params } from 'nestjs-pino';
 import { stdTimeFunctions } from 'pino';
+import type { Options } from 'pino-http';
 import { requestIdOf } from './request-id';
 
 type Req = IncomingMessage & Partial<AuthenticatedRequest> & { id?: string | number };
@@ -10,9 +11,33 @@ type Res = ServerResponse;
 
 const MAX_LOGGED_URL = 1000;
 
-/** The fields of a request's log line: never a header, so never a key. */
+/**
+ * Anything shaped like an API key (`sk_` or its percent-encoded `sk%5F`, then 16 or more
+ * base64url characters), wherever it appears: a key sent in the query string under any
+ * parameter name, in the path, in a header.
+ */
+const KEY_SHAPED = /sk(?:_|%5f)(?:[A-Za-z0-9_-]|%5f|%2d){16,}/gi;
+export const REDACTED_KEY = 'sk_[redacted]';
+
+export function redactKeys(text: string): string {
+  return text.replace(KEY_SHAPED, REDACTED_KEY);
+}
+
+/** Redacts key-shaped strings in every string of a log line's fields, however deep. */
+export function redactKeysDeep<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') return redactKeys(value) as T;
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((v: unknown) => redactKeysDeep(v, depth + 1)) as T;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>))
+    out[k] = redactKeysDeep(v, depth + 1);
+  return out as T;
+}
+
+/** The fields of a request's log line: never a header, and the URL with any key redacted. */
 export function requestFields(req: Req, res: Res, durationMs: number) {
-  const url = req.originalUrl ?? req.url ?? '';
+  const url = redactKeys(req.originalUrl ?? req.url ?? '');
   return {
     method: req.method,
     route: routeTemplate(req),
@@ -31,32 +56,44 @@ export function requestFields(req: Req, res: Res, durationMs: number) {
  * carry the same request_id. Authorization and Cookie are redacted should anything ever log
  * the headers.
  */
-export function loggerParams(config: AppConfig): Params<Req, Res> {
-  return {
-    pinoHttp: {
-      level: config.logLevel,
-      timestamp: stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
-      redact: {
-        paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'authorization'],
-        censor: '[redacted]',
+export function loggerParams(config: AppConfig): Params {
+  const pinoHttp: Options<Req, Res> = {
+    level: config.logLevel,
+    timestamp: stdTimeFunctions.isoTime,
+    // Whatever a line carries (a URL, a header, a message), a key-shaped string is redacted.
+    formatters: { level: (label) => ({ level: label }), log: (object) => redactKeysDeep(object) },
+    hooks: {
+      logMethod(args, method) {
+        method.apply(this, args.map((a: unknown) => redactKeysDeep(a)) as Parameters<typeof method>);
       },
-      customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
-      genReqId: (req) => req.id ?? requestIdOf(req.headers['x-request-id']),
-      quietReqLogger: true,
-      quietResLogger: true,
-      autoLogging: { ignore: (req) => (req.originalUrl ?? req.url ?? '').startsWith('/health') },
-      // 500 is a bug; 503 (database down, query over budget) an expected, retryable state.
-      customLogLevel: (_req, res, error) =>
-        error || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info',
-      customSuccessMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
-      customErrorMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
-      customSuccessObject: (req, res, value: { duration_ms?: number }) =>
-        requestFields(req, res, value.duration_ms ?? 0),
-      customErrorObject: (req, res, _error, value: { duration_ms?: number }) =>
-        requestFields(req, res, value.duration_ms ?? 0),
     },
+    redact: {
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'headers.authorization', 'authorization'],
+      censor: '[redacted]',
+    },
+    customAttributeKeys: { reqId: 'request_id', responseTime: 'duration_ms' },
+    genReqId: (req) => req.id ?? requestIdOf(req.headers['x-request-id']),
+    quietReqLogger: true,
+    quietResLogger: true,
+    autoLogging: { ignore: (req) => (req.originalUrl ?? req.url ?? '').startsWith('/health') },
+    // 500 is a bug; 503 (database down, query over budget) an expected, retryable state.
+    customLogLevel: (_req, res, error) =>
+      error || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info',
+    customSuccessMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
+    customErrorMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
+    customSuccessObject: (req, res, value: { duration_ms?: number }) =>
+      requestFields(req, res, value.duration_ms ?? 0),
+    customErrorObject: (req, res, _error, value: { duration_ms?: number }) =>
+      requestFields(req, res, value.duration_ms ?? 0),
   };
+  if (config.logFormat === 'pretty') {
+    // Human-readable lines for a terminal (LOG_FORMAT=pretty, or auto on a TTY); JSON otherwise.
+    pinoHttp.transport = {
+      target: 'pino-pretty',
+      options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,req,res', singleLine: true },
+    };
+  }
+  return { pinoHttp: pinoHttp as Options };
 }
 
 /**
@@ -70,7 +107,7 @@ function routeTemplate(req: Req): string | null {
 }
 
 function routeOrPath(req: Req): string {
-  return routeTemplate(req) ?? (req.originalUrl ?? req.url ?? '').split('?')[0].slice(0, 200);
+  return routeTemplate(req) ?? redactKeys((req.originalUrl ?? req.url ?? '').split('?')[0]).slice(0, 200);
 }
 
 export const LoggingModule = LoggerModule.forRootAsync({

@@ -25,3 +25,9 @@ describe(requestIdOf.name, () => {
     expect(requestIdOf(['a', 'b'])).not.toMatch(/^[ab]$/);
   });
 });
+
+describe('requestIdOf and API keys', () => {
+  it('replaces an id shaped like an API key, which would otherwise be logged and echoed', () => {
+    expect(requestIdOf(`sk_${'A'.repeat(43)}`)).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});

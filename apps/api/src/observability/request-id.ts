@@ -6,8 +6,13 @@ export const REQUEST_ID_HEADER = 'X-Request-Id';
 /** An incoming id is kept when it is short and plain enough to log and echo safely. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:@/+=-]{0,127}$/;
 
+/** An id that looks like an API key is refused too: it would be logged and echoed. */
+const KEY_LIKE = /sk_[A-Za-z0-9_-]{16,}/i;
+
 export function requestIdOf(header: string | string[] | undefined): string {
-  return typeof header === 'string' && SANE_REQUEST_ID.test(header) ? header : randomUUID();
+  return typeof header === 'string' && SANE_REQUEST_ID.test(header) && !KEY_LIKE.test(header)
+    ? header
+    : randomUUID();
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { EventEmitter } from 'node:events';
-import { addressBucket, keyBucket, RateLimitMiddleware } from './rate-limit.middleware';
+import { TooManyRequestsProblem } from '@app/common';
+import { addressBucket, AuthFailureCounter, keyBucket, RateLimitMiddleware } from './rate-limit.middleware';
 import { MemoryRateLimitStore } from './rate-limit.store';
 
 const KEY = `sk_${'a'.repeat(43)}`;
@@ -29,6 +30,14 @@ function exchange(authorization?: string, ip = '203.0.113.7') {
     },
     send(body: string) {
       this.body = body;
+      return this;
+    },
+    end(body: string) {
+      this.body = body;
+      return this;
+    },
+    removeHeader(name: string) {
+      delete this.headers[name];
       return this;
     },
   });
@@ -80,17 +89,22 @@ describe(RateLimitMiddleware.name, () => {
     expect((await store.peek(addressBucket('198.51.100.1'))).totalHits).toBe(2);
   });
 
-  it("charges a key's 401 to its address, and refuses any key from an address over the limit", async () => {
-    for (const suffix of ['b', 'c']) {
-      const x = await run(`Bearer sk_${suffix.repeat(43)}`);
-      x.res.statusCode = 401;
-      x.res.emit('finish');
-    }
-    await new Promise((r) => setImmediate(r));
-    expect((await store.peek(addressBucket('203.0.113.7'))).totalHits).toBe(2);
-    const refused = await run(`Bearer ${KEY}`);
-    expect(refused.res.statusCode).toBe(429);
-    expect((await store.peek(keyBucket(KEY))).totalHits).toBe(0);
+  it("charges refused keys to their address atomically, never a valid key's requests", async () => {
+    const failures = new AuthFailureCounter(sut);
+    const from = exchange(`Bearer sk_${'b'.repeat(43)}`).req;
+    const outcomes = await Promise.allSettled([1, 2, 3, 4].map(() => failures.record(from)));
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'rejected']);
+    const refused = (outcomes[2] as PromiseRejectedResult).reason as TooManyRequestsProblem;
+    expect(refused).toBeInstanceOf(TooManyRequestsProblem);
+    expect(refused.getStatus()).toBe(429);
+    expect(refused.retryAfterSeconds).toBe(60);
+    expect(refused.headers['RateLimit-Remaining']).toBe('0');
+    expect((await store.peek(addressBucket('203.0.113.7'))).totalHits).toBe(4);
+
+    const valid = await run(`Bearer ${KEY}`);
+    expect(valid.next).toHaveBeenCalled();
+    expect((await store.peek(keyBucket(KEY))).totalHits).toBe(1);
+    expect((await store.peek(addressBucket('203.0.113.7'))).totalHits).toBe(4);
   });
 
   it('never puts the key itself in a bucket name', () => {

@@ -2,7 +2,8 @@ import { AppConfig } from '@app/config';
 import { Module } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
 import Redis from 'ioredis';
-import { RateLimitMiddleware } from './rate-limit.middleware';
+import { AUTH_FAILURES } from '@app/auth';
+import { AuthFailureCounter, RateLimitMiddleware } from './rate-limit.middleware';
 import { MemoryRateLimitStore, RateLimitStore, RedisRateLimitStore } from './rate-limit.store';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
@@ -34,7 +35,7 @@ export function createRateLimitStore(config: AppConfig): RateLimitStore {
       }),
     }),
   ],
-  providers: [RateLimitMiddleware],
-  exports: [RateLimitMiddleware],
+  providers: [RateLimitMiddleware, { provide: AUTH_FAILURES, useClass: AuthFailureCounter }],
+  exports: [RateLimitMiddleware, AUTH_FAILURES],
 })
 export class RateLimitModule {}
