@@ -1,5 +1,6 @@
 /** The built API as a real process: used by the e2e suites, `npm run load` and `npm run fault`. */
 import { ChildProcess, execSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -163,4 +164,16 @@ export async function startApiProcess(
   }
   await handle.stop('SIGKILL');
   throw new Error(`the API did not start within ${timeoutMs} ms:\n${stderr.join('\n')}`);
+}
+
+/**
+ * The URL of a read-only API account for the database of `databaseUrl`, named `user`, with a
+ * fresh password: `migrate` run with it as API_DATABASE_URL creates the account (or resets its
+ * password) and grants it SELECT. The API refuses to run as a user that can write.
+ */
+export function readOnlyApiUrl(databaseUrl: string, user: string): string {
+  const url = new URL(databaseUrl);
+  url.username = user;
+  url.password = randomBytes(18).toString('base64url');
+  return url.toString();
 }

@@ -77,6 +77,11 @@ export function startFaultApi(bed: FaultBed, env: NodeJS.ProcessEnv = {}): Promi
     API_DATABASE_URL: '',
     QUERY_TIMEOUT_MS: '2000',
     RATE_LIMIT_PER_MINUTE: '1000000',
+    // A private, throwaway server whose only user is root (see mariadb.ts).
+    ALLOW_PRIVILEGED_DB_USER: 'true',
+    // 8 clients share one key: the concurrency caps are not what these scenarios measure.
+    REPORT_CONCURRENCY_PER_KEY: '1000',
+    REPORT_CONCURRENCY_PER_SITE: '1000',
     REDIS_URL: '',
     ...env,
   });
@@ -207,7 +212,13 @@ export async function outageUnderTraffic(
   const faultAt = Date.now();
   if (fault === 'freeze') bed.db.freeze();
   else await bed.db.stop(fault === 'crash' ? 'SIGKILL' : 'SIGTERM');
+  // A stopping server still answers until its process is gone: a request that started in that
+  // moment and was answered (a cached report needs only the key and data-version lookups) is
+  // in flight, not part of the outage. Requests from here on meet a server that is down.
+  const downAt = fault === 'freeze' ? faultAt : Date.now();
   await new Promise((r) => setTimeout(r, outageMs));
+  // The server can answer again from the moment it is restarted, before start() sees it answer.
+  const restartAt = Date.now();
   let backAt: number;
   if (fault === 'freeze') {
     bed.db.thaw();
@@ -219,8 +230,8 @@ export async function outageUnderTraffic(
   await new Promise((r) => setTimeout(r, 300));
   const samples = await load.stop();
 
-  const outage = samples.filter((s) => s.startedAt >= faultAt + settleMs && s.startedAt < backAt);
-  const inFlight = samples.filter((s) => s.startedAt < faultAt && s.startedAt + s.ms > faultAt);
+  const outage = samples.filter((s) => s.startedAt >= downAt + settleMs && s.startedAt < restartAt);
+  const inFlight = samples.filter((s) => s.startedAt < downAt && s.startedAt + s.ms > faultAt);
   return {
     requests: samples.length,
     statuses: statusCounts(samples),

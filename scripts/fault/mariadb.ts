@@ -18,8 +18,11 @@ export class PrivateMariaDb {
   private child: ChildProcess | undefined;
   port = 0;
 
-  static async create(): Promise<PrivateMariaDb> {
-    const db = new PrivateMariaDb();
+  private constructor(private readonly serverArgs: readonly string[]) {}
+
+  /** `serverArgs`: more mariadbd options, e.g. a binary log and a server id for replication. */
+  static async create(serverArgs: readonly string[] = []): Promise<PrivateMariaDb> {
+    const db = new PrivateMariaDb(serverArgs);
     db.port = await freePort();
     execFileSync(
       INSTALL_DB,
@@ -61,6 +64,7 @@ export class PrivateMariaDb {
         '--user=root',
         '--innodb-buffer-pool-size=64M',
         '--innodb-log-file-size=16M',
+        ...this.serverArgs,
       ],
       { stdio: 'ignore' },
     );
@@ -90,6 +94,18 @@ export class PrivateMariaDb {
 
   thaw(): void {
     this.child?.kill('SIGCONT');
+  }
+
+  /** Runs statements as root on this server (no database selected) and returns the last one's rows. */
+  async sql<Row = Record<string, unknown>>(...statements: string[]): Promise<Row[]> {
+    const c = await createConnection({ host: '127.0.0.1', port: this.port, user: 'root' });
+    try {
+      let rows: unknown = [];
+      for (const statement of statements) [rows] = await c.query(statement);
+      return rows as Row[];
+    } finally {
+      await c.end();
+    }
   }
 
   async answers(): Promise<boolean> {

@@ -12,7 +12,12 @@ describe(`${loadConfig.name}: reliability and security settings`, () => {
       trustProxy: false,
       shutdownTimeoutMs: 10_000,
     });
-    expect(config.dbReliability).toEqual({ queueLimit: 1000, healthIntervalMs: 1000, apiUserHost: '%' });
+    expect(config.dbReliability).toEqual({
+      queueLimit: 1000,
+      healthIntervalMs: 1000,
+      apiUserHost: '%',
+      allowPrivilegedUser: false,
+    });
     expect(config.dbConnectTimeoutMs).toBe(500);
   });
 
@@ -28,6 +33,7 @@ describe(`${loadConfig.name}: reliability and security settings`, () => {
       DB_QUEUE_LIMIT: '50',
       DB_HEALTH_INTERVAL_MS: '2000',
       API_DB_USER_HOST: '10.0.%',
+      ALLOW_PRIVILEGED_DB_USER: 'true',
     });
     expect(config.redis).toEqual({ url: 'redis://cache:6379/2', keyPrefix: 'prod:' });
     expect(config.http).toEqual({
@@ -36,7 +42,12 @@ describe(`${loadConfig.name}: reliability and security settings`, () => {
       trustProxy: 2,
       shutdownTimeoutMs: 30_000,
     });
-    expect(config.dbReliability).toEqual({ queueLimit: 50, healthIntervalMs: 2000, apiUserHost: '10.0.%' });
+    expect(config.dbReliability).toEqual({
+      queueLimit: 50,
+      healthIntervalMs: 2000,
+      apiUserHost: '10.0.%',
+      allowPrivilegedUser: true,
+    });
   });
 
   it.each([
@@ -63,5 +74,26 @@ describe(`${loadConfig.name}: reliability and security settings`, () => {
     } catch (e) {
       expect((e as ConfigError).variable).toBe(variable);
     }
+  });
+});
+
+describe(`${loadConfig.name}: report concurrency caps`, () => {
+  it('defaults to 4 report requests per key and 6 per site, and reads both variables', () => {
+    expect(loadConfig(base).limits).toMatchObject({ concurrencyPerKey: 4, concurrencyPerSite: 6 });
+    expect(
+      loadConfig({ ...base, REPORT_CONCURRENCY_PER_KEY: '2', REPORT_CONCURRENCY_PER_SITE: '3' }).limits,
+    ).toMatchObject({ concurrencyPerKey: 2, concurrencyPerSite: 3 });
+  });
+
+  it.each([
+    ['REPORT_CONCURRENCY_PER_KEY', '0'],
+    ['REPORT_CONCURRENCY_PER_KEY', 'many'],
+    ['REPORT_CONCURRENCY_PER_SITE', '1001'],
+    ['REPORT_CONCURRENCY_PER_SITE', '2.5'],
+  ])('refuses %s=%s with a ConfigError naming it', (variable, value) => {
+    expect(() => loadConfig({ ...base, [variable]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...base, [variable]: value })).toThrow(
+      new RegExp(`^Configuration error: ${variable} `),
+    );
   });
 });

@@ -15,6 +15,8 @@ describe(loadConfig.name, () => {
     expect(config.limits).toEqual({
       rateLimitPerMinute: 600,
       queryTimeoutMs: 10_000,
+      concurrencyPerKey: 4,
+      concurrencyPerSite: 6,
       maxRangeDays: 731,
       maxPageSize: 1000,
       funnelMaxSteps: 10,

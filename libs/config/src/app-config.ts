@@ -28,6 +28,21 @@ class Environment {
   })
   API_DATABASE_URL?: string;
 
+  /** Read replicas of the API's database, comma-separated mysql:// URLs; reports read from them. */
+  @IsOptional()
+  @Matches(
+    /^\s*(mysql|mariadb):\/\/[^/\s,]+\/[A-Za-z0-9_$-]+(\?[^,\s]*)?\s*(,\s*(mysql|mariadb):\/\/[^/\s,]+\/[A-Za-z0-9_$-]+(\?[^,\s]*)?\s*)*,?\s*$/,
+    { message: 'must be comma-separated URLs like mysql://user:password@replica:3306/database' },
+  )
+  API_DATABASE_REPLICA_URLS?: string;
+  /** A replica further behind the primary than this is not read from. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(1)
+  @Max(86_400)
+  REPLICA_MAX_LAG_SECONDS?: number;
+
   @IsOptional() @IsString() DB_HOST?: string;
   @IsOptional()
   @Transform(toInt)
@@ -52,6 +67,20 @@ class Environment {
   @IsInt({ message: 'must be an integer' })
   @Min(100)
   QUERY_TIMEOUT_MS?: number;
+  /** Report requests one key may have running at once; one more is answered 429. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(1)
+  @Max(1000)
+  REPORT_CONCURRENCY_PER_KEY?: number;
+  /** Report requests one site may have running at once, whatever the key; one more is answered 429. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(1)
+  @Max(1000)
+  REPORT_CONCURRENCY_PER_SITE?: number;
   @IsOptional()
   @Transform(toInt)
   @IsInt({ message: 'must be an integer' })
@@ -99,6 +128,10 @@ class Environment {
   @Min(100)
   @Max(60_000)
   DB_HEALTH_INTERVAL_MS?: number;
+  /** Lets the API run as a database user that can write (not recommended). */
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'must be true or false' })
+  ALLOW_PRIVILEGED_DB_USER?: string;
   /** Host part of the read-only account `migrate` creates for API_DATABASE_URL's user. */
   @IsOptional()
   @Matches(/^[A-Za-z0-9._%:-]{1,255}$/, { message: 'must be a MariaDB host pattern such as % or 10.0.%' })
@@ -110,6 +143,20 @@ class Environment {
   @IsOptional()
   @Matches(/^[A-Za-z0-9:_.-]{1,64}$/, { message: 'must be 1–64 letters, digits or : _ . -' })
   REDIS_KEY_PREFIX?: string;
+
+  /** Memory for cached report answers in each process (without REDIS_URL); 0 turns the cache off. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(0)
+  @Max(4096)
+  REPORT_CACHE_MB?: number;
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(1)
+  @Max(86_400)
+  REPORT_CACHE_TTL_SECONDS?: number;
 
   @IsOptional()
   @IsString()
@@ -137,6 +184,10 @@ class Environment {
     message: 'must be one of fatal, error, warn, info, debug, trace, silent',
   })
   LOG_LEVEL?: string;
+
+  @IsOptional()
+  @IsIn(['auto', 'json', 'pretty'], { message: 'must be one of auto, json, pretty' })
+  LOG_FORMAT?: 'auto' | 'json' | 'pretty';
 }
 
 export interface DatabaseLocation {
@@ -150,6 +201,10 @@ export interface DatabaseLocation {
 export interface Limits {
   rateLimitPerMinute: number;
   queryTimeoutMs: number;
+  /** Report requests (and pooled connections) one key may hold at once. */
+  concurrencyPerKey: number;
+  /** Report requests (and pooled connections) one site may hold at once, across keys. */
+  concurrencyPerSite: number;
   maxRangeDays: number;
   maxPageSize: number;
   funnelMaxSteps: number;
@@ -180,7 +235,18 @@ export interface DatabaseReliability {
   healthIntervalMs: number;
   /** Host part of the read-only database account created by `migrate`. */
   apiUserHost: string;
+  /** Whether the API may run as a user that can write (ALLOW_PRIVILEGED_DB_USER=true). */
+  allowPrivilegedUser: boolean;
 }
+
+export interface ReplicaSettings {
+  /** Read replicas of `apiDatabase`, same user and database; empty: everything reads the primary. */
+  locations: DatabaseLocation[];
+  /** A replica further behind the primary than this is skipped. */
+  maxLagSeconds: number;
+}
+
+export const DEFAULT_REPLICAS: ReplicaSettings = { locations: [], maxLagSeconds: 30 };
 
 export const DEFAULT_HTTP: HttpSettings = {
   corsOrigins: [],
@@ -193,6 +259,7 @@ export const DEFAULT_DB_RELIABILITY: DatabaseReliability = {
   queueLimit: 1000,
   healthIntervalMs: 1000,
   apiUserHost: '%',
+  allowPrivilegedUser: false,
 };
 
 /** Typed, validated configuration; injected wherever a setting is needed. */
@@ -211,12 +278,27 @@ export class AppConfig {
     readonly http: HttpSettings = DEFAULT_HTTP,
     readonly redis: RedisSettings = { url: undefined, keyPrefix: 'stats-api:' },
     readonly dbReliability: DatabaseReliability = DEFAULT_DB_RELIABILITY,
+    /** JSON lines (for log collectors), or human-readable lines (pino-pretty) on a terminal. */
+    readonly logFormat: 'json' | 'pretty' = 'json',
+    readonly reportCache: ReportCacheSettings = DEFAULT_REPORT_CACHE,
+    /** Read replicas of the API's database. */
+    readonly replicas: ReplicaSettings = DEFAULT_REPLICAS,
   ) {}
 }
+
+export interface ReportCacheSettings {
+  /** 0: no cache. */
+  maxBytes: number;
+  ttlMs: number;
+}
+
+export const DEFAULT_REPORT_CACHE: ReportCacheSettings = { maxBytes: 64 * 1024 * 1024, ttlMs: 600_000 };
 
 export const DEFAULT_LIMITS: Limits = {
   rateLimitPerMinute: 600,
   queryTimeoutMs: 10_000,
+  concurrencyPerKey: 4,
+  concurrencyPerSite: 6,
   maxRangeDays: 731,
   maxPageSize: 1000,
   funnelMaxSteps: 10,
@@ -251,6 +333,8 @@ function limitsFrom(parsed: Environment): Limits {
   return {
     rateLimitPerMinute: parsed.RATE_LIMIT_PER_MINUTE ?? DEFAULT_LIMITS.rateLimitPerMinute,
     queryTimeoutMs: parsed.QUERY_TIMEOUT_MS ?? DEFAULT_LIMITS.queryTimeoutMs,
+    concurrencyPerKey: parsed.REPORT_CONCURRENCY_PER_KEY ?? DEFAULT_LIMITS.concurrencyPerKey,
+    concurrencyPerSite: parsed.REPORT_CONCURRENCY_PER_SITE ?? DEFAULT_LIMITS.concurrencyPerSite,
     maxRangeDays: parsed.MAX_RANGE_DAYS ?? DEFAULT_LIMITS.maxRangeDays,
     maxPageSize: parsed.MAX_PAGE_SIZE ?? DEFAULT_LIMITS.maxPageSize,
     funnelMaxSteps: parsed.FUNNEL_MAX_STEPS ?? DEFAULT_LIMITS.funnelMaxSteps,
@@ -307,6 +391,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       queueLimit: parsed.DB_QUEUE_LIMIT ?? DEFAULT_DB_RELIABILITY.queueLimit,
       healthIntervalMs: parsed.DB_HEALTH_INTERVAL_MS ?? DEFAULT_DB_RELIABILITY.healthIntervalMs,
       apiUserHost: parsed.API_DB_USER_HOST ?? DEFAULT_DB_RELIABILITY.apiUserHost,
+      allowPrivilegedUser: parsed.ALLOW_PRIVILEGED_DB_USER === 'true',
+    },
+    // auto: human-readable on a terminal, JSON lines when the output goes to a file or a collector.
+    (parsed.LOG_FORMAT ?? 'auto') === 'auto'
+      ? process.stdout.isTTY
+        ? 'pretty'
+        : 'json'
+      : (parsed.LOG_FORMAT as 'json' | 'pretty'),
+    {
+      maxBytes:
+        parsed.REPORT_CACHE_MB === undefined
+          ? DEFAULT_REPORT_CACHE.maxBytes
+          : parsed.REPORT_CACHE_MB * 1024 * 1024,
+      ttlMs: (parsed.REPORT_CACHE_TTL_SECONDS ?? DEFAULT_REPORT_CACHE.ttlMs / 1000) * 1000,
+    },
+    {
+      locations: (parsed.API_DATABASE_REPLICA_URLS ?? '')
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean)
+        .map(parseDatabaseUrl),
+      maxLagSeconds: parsed.REPLICA_MAX_LAG_SECONDS ?? DEFAULT_REPLICAS.maxLagSeconds,
     },
   );
 }

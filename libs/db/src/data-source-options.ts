@@ -16,7 +16,26 @@ export interface PoolOptions {
   api?: { statementTimeoutMs: number; queueLimit: number };
 }
 
-export function dataSourceOptions(location: DatabaseLocation, pool: PoolOptions = {}): DataSourceOptions {
+const credentials = (location: DatabaseLocation) => ({
+  host: location.host,
+  port: location.port,
+  username: location.user,
+  password: location.password,
+  database: location.database,
+});
+
+/**
+ * `replicas`: read replicas of `location`. TypeORM then opens one pool per server (a mysql2
+ * pool cluster): `ds.query` and writes use the primary, reads made in "slave" mode the
+ * replicas, as ReplicaSet routes them. A server that fails is never dropped from the cluster
+ * (mysql2's default drops it for good after 5 failed connects), and mysql2 does not retry on
+ * its own: ReplicaSet decides where a read goes.
+ */
+export function dataSourceOptions(
+  location: DatabaseLocation,
+  pool: PoolOptions = {},
+  replicas: DatabaseLocation[] = [],
+): DataSourceOptions {
   const api = pool.api
     ? {
         driver: guardedMysqlDriver(),
@@ -27,11 +46,18 @@ export function dataSourceOptions(location: DatabaseLocation, pool: PoolOptions 
     : {};
   return {
     type: 'mysql',
-    host: location.host,
-    port: location.port,
-    username: location.user,
-    password: location.password,
-    database: location.database,
+    ...credentials(location),
+    ...(replicas.length
+      ? {
+          replication: {
+            master: credentials(location),
+            slaves: replicas.map(credentials),
+            canRetry: false,
+            removeNodeErrorCount: Number.POSITIVE_INFINITY,
+            defaultMode: 'slave' as const,
+          },
+        }
+      : {}),
     charset: 'utf8mb4_bin',
     // Every DATETIME column holds UTC; the driver must neither shift nor guess.
     timezone: 'Z',

@@ -1,8 +1,10 @@
 import { AppConfig } from '@app/config';
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { Connection, createConnection } from 'mysql2/promise';
 import { DataSource } from 'typeorm';
+import { PrivilegedDatabaseUserError, writePrivileges } from './least-privilege';
+import { describeDatabaseError } from './driver-errors';
+import { ServerProbe } from './server-probe';
 
 export interface DatabaseStatus {
   available: boolean;
@@ -27,15 +29,19 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
   private available = false;
   private changedAt = Date.now();
   private lastError: string | undefined;
-  private probe: Connection | undefined;
+  private readonly probe: ServerProbe;
   private running: Promise<boolean> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private leastPrivilegeChecked = false;
+  private refusal: PrivilegedDatabaseUserError | undefined;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
     private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.probe = new ServerProbe(config.apiDatabase, config.dbConnectTimeoutMs);
+  }
 
   get isAvailable(): boolean {
     return this.available;
@@ -49,8 +55,10 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     };
   }
 
+  /** Fails the boot (one clear error) when the database answers as a user that can write. */
   async onApplicationBootstrap(): Promise<void> {
     await this.check();
+    if (this.refusal) throw this.refusal;
     this.schedule();
   }
 
@@ -58,7 +66,7 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    this.dropProbe();
+    this.probe.close();
   }
 
   /** One check now: connect if never connected, then ping. Concurrent callers share it. */
@@ -79,6 +87,7 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     try {
       if (!this.ds.isInitialized) await this.ds.initialize();
       if (this.stopped) return this.available;
+      if (!this.leastPrivilegeChecked) await this.checkLeastPrivilege();
       await this.ping();
       this.markAvailable();
     } catch (error) {
@@ -87,39 +96,28 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     return this.available;
   }
 
-  private async ping(): Promise<void> {
-    const timeout = this.config.dbConnectTimeoutMs;
-    if (!this.probe) {
-      const location = this.config.apiDatabase;
-      const probe = await createConnection({
-        host: location.host,
-        port: location.port,
-        user: location.user,
-        password: location.password,
-        database: location.database,
-        connectTimeout: timeout,
-      });
-      // The server may close an idle connection; without a listener that error would crash the process.
-      probe.on('error', () => {
-        if (this.probe === probe) this.dropProbe();
-      });
-      this.probe = probe;
+  /**
+   * The API reads; its user should not be able to write (ALLOW_PRIVILEGED_DB_USER=true says it
+   * may). Checked on the first connection: at boot the process refuses to start; after a boot
+   * without a database, the API stays unavailable (503) and checks again every interval, so
+   * revoking the privileges is enough to bring it up.
+   */
+  private async checkLeastPrivilege(): Promise<void> {
+    const { user, privileges } = await writePrivileges(this.ds, this.config.apiDatabase.database);
+    if (privileges.length > 0 && !this.config.dbReliability.allowPrivilegedUser) {
+      this.refusal = new PrivilegedDatabaseUserError(user, privileges);
+      throw this.refusal;
     }
-    try {
-      await this.probe.query({ sql: 'SELECT 1', timeout });
-    } catch (error) {
-      this.dropProbe();
-      throw error;
-    }
+    if (privileges.length > 0)
+      this.logger.warn(
+        `the API's database user ${user} can write (${privileges.slice(0, 6).join(', ')}); allowed by ALLOW_PRIVILEGED_DB_USER=true`,
+      );
+    this.refusal = undefined;
+    this.leastPrivilegeChecked = true;
   }
 
-  private dropProbe(): void {
-    const probe = this.probe;
-    this.probe = undefined;
-    if (!probe) return;
-    const raw = (probe as unknown as { connection?: { stream?: { destroy(): void } } }).connection;
-    probe.destroy();
-    raw?.stream?.destroy();
+  private async ping(): Promise<void> {
+    await this.probe.query('SELECT 1');
   }
 
   private markAvailable(): void {
@@ -136,7 +134,7 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private markUnavailable(error: unknown): void {
-    const reason = describe(error);
+    const reason = describeDatabaseError(error);
     const changed = this.available || this.lastError === undefined;
     if (this.available) this.changedAt = Date.now();
     this.available = false;
@@ -146,9 +144,4 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
         `database unavailable (${reason}); answering 503 and retrying every ${this.config.dbReliability.healthIntervalMs} ms`,
       );
   }
-}
-
-function describe(error: unknown): string {
-  const e = error as { code?: string; message?: string; driverError?: { code?: string } };
-  return e?.code ?? e?.driverError?.code ?? e?.message?.slice(0, 200) ?? String(error);
 }

@@ -4,6 +4,7 @@ import { InjectDataSource, TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { ensureDatabase } from './admin';
 import { DatabaseMonitor } from './database-monitor';
+import { ReplicaSet } from './replica-set';
 import { dataSourceOptions } from './data-source-options';
 import { dialectForServerVersion, SqlDialect } from './dialect';
 import { ENTITIES } from './entities';
@@ -58,25 +59,34 @@ export class DatabaseModule {
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(role === 'api' ? config.apiDatabase : config.database, {
-              poolSize: config.dbPoolSize,
-              connectTimeoutMs: config.dbConnectTimeoutMs,
-              api:
-                role === 'api'
-                  ? {
-                      statementTimeoutMs: config.limits.queryTimeoutMs + 1000,
-                      queueLimit: config.dbReliability.queueLimit,
-                    }
-                  : undefined,
-            }),
+            ...dataSourceOptions(
+              role === 'api' ? config.apiDatabase : config.database,
+              {
+                poolSize: config.dbPoolSize,
+                connectTimeoutMs: config.dbConnectTimeoutMs,
+                api:
+                  role === 'api'
+                    ? {
+                        statementTimeoutMs: config.limits.queryTimeoutMs + 1000,
+                        queueLimit: config.dbReliability.queueLimit,
+                      }
+                    : undefined,
+              },
+              role === 'api' ? config.replicas.locations : [],
+            ),
             manualInitialization: true,
             retryAttempts: 0,
           }),
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      providers: [Sql, DatabaseConnector, ...(role === 'api' ? [DatabaseMonitor] : [])],
-      exports: [TypeOrmModule, Sql, DatabaseConnector, ...(role === 'api' ? [DatabaseMonitor] : [])],
+      providers: [Sql, DatabaseConnector, ...(role === 'api' ? [DatabaseMonitor, ReplicaSet] : [])],
+      exports: [
+        TypeOrmModule,
+        Sql,
+        DatabaseConnector,
+        ...(role === 'api' ? [DatabaseMonitor, ReplicaSet] : []),
+      ],
     };
   }
 }

@@ -24,7 +24,23 @@ export function guardedMysqlDriver(): typeof mysql2 {
     pool.on('connection', (connection) => dropOnTimeout(connection as unknown as PooledConnection));
     return pool;
   };
-  return { ...mysql2, createPool } as typeof mysql2;
+  // With read replicas TypeORM builds a pool cluster; its pools are created inside mysql2.
+  const createPoolCluster = (options?: mysql2.PoolClusterOptions): mysql2.PoolCluster => {
+    const cluster = mysql2.createPoolCluster(options);
+    const add = cluster.add.bind(cluster) as (id: string, config: mysql2.PoolOptions) => void;
+    (cluster as unknown as { add: typeof add }).add = (id, config) => {
+      add(id, config);
+      const node = (cluster as unknown as ClusterInternals)._nodes[id];
+      node?.pool.on('connection', (connection) => dropOnTimeout(connection as unknown as PooledConnection));
+    };
+    return cluster;
+  };
+  return { ...mysql2, createPool, createPoolCluster } as typeof mysql2;
+}
+
+/** mysql2's PoolCluster keeps each server's pool here (not in its typings). */
+interface ClusterInternals {
+  _nodes: Record<string, { pool: mysql2.Pool } | undefined>;
 }
 
 function dropOnTimeout(connection: PooledConnection): void {

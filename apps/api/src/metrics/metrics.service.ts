@@ -1,9 +1,12 @@
-import { DatabaseMonitor } from '@app/db';
+import { DatabaseMonitor, ReplicaSet, ReplicaState } from '@app/db';
 import { ReportDb } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { ReportCache } from '../report-cache/report-cache.service';
+
+const REPLICA_STATES: readonly ReplicaState[] = ['up', 'lagging', 'down'];
 
 /** The parts of mysql2's pool that tell how busy it is (not in its public typings). */
 interface PoolInternals {
@@ -37,9 +40,20 @@ export class MetricsService {
     registers: [this.registry],
   });
 
-  constructor(@InjectDataSource() ds: DataSource, monitor: DatabaseMonitor, reports: ReportDb) {
+  constructor(
+    @InjectDataSource() ds: DataSource,
+    monitor: DatabaseMonitor,
+    reports: ReportDb,
+    replicas: ReplicaSet,
+    reportCache: ReportCache,
+  ) {
     collectDefaultMetrics({ register: this.registry });
-    const pool = () => (ds.driver as { pool?: PoolInternals }).pool;
+    // With replicas, TypeORM keeps the primary's pool in a pool cluster, under MASTER.
+    const driver = ds.driver as {
+      pool?: PoolInternals;
+      poolCluster?: { _nodes?: Record<string, { pool: PoolInternals } | undefined> };
+    };
+    const pool = () => driver.pool ?? driver.poolCluster?._nodes?.MASTER?.pool;
     new Gauge({
       name: 'db_pool_connections',
       help: 'Connections of the database pool: open, idle, in use, the pool size, and requests waiting for one',
@@ -62,6 +76,50 @@ export class MetricsService {
       registers: [this.registry],
       collect() {
         this.set(monitor.isAvailable ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_replica_state',
+      help: 'State of each read replica: 1 for its current state (up: read from; lagging: further behind than REPLICA_MAX_LAG_SECONDS; down: does not answer)',
+      labelNames: ['replica', 'state'] as const,
+      registers: [this.registry],
+      collect() {
+        for (const r of replicas.status())
+          for (const state of REPLICA_STATES)
+            this.set({ replica: r.replica, state }, r.state === state ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'db_replica_lag_seconds',
+      help: 'How far each read replica is behind the primary (GTID positions); absent while unknown',
+      labelNames: ['replica'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const r of replicas.status())
+          if (r.lagSeconds !== null) this.set({ replica: r.replica }, r.lagSeconds);
+      },
+    });
+    new Counter({
+      name: 'db_reads_total',
+      help: 'Report and lookup reads by the server that answered them: primary, or a replica (host:port); only with read replicas',
+      labelNames: ['server'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [server, count] of replicas.readCounts()) this.inc({ server }, count);
+      },
+    });
+    new Counter({
+      name: 'report_cache_requests_total',
+      help: 'Cached-report lookups: hit (answered from the cache, possibly written by another process) or miss (computed)',
+      labelNames: ['result'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const { hits, misses } = reportCache.counts();
+        this.inc({ result: 'hit' }, hits);
+        this.inc({ result: 'miss' }, misses);
       },
     });
     // Both aggregation gauges read one query per scrape.
