@@ -772,11 +772,33 @@ describe(AnalyticsController.name, () => {
     const BREAKDOWN = `${RANGE}&metric=sessions&dimension=channel`;
     const STEPS = `steps=${encodeURIComponent('[{"type":"pageview","path":"/pricing"}]')}`;
 
+    it('accepts a timezone in any case and echoes its canonical name', async () => {
+      const { meta } = await ok(shop, 'overview', `${RANGE}&timezone=asia/kathmandu`);
+      expect(meta.timezone).toBe('Asia/Kathmandu');
+    });
+
     it('refuses a bad or missing metric and dimension', async () => {
-      await badRequest(shop, 'breakdown-timeseries', `${RANGE}&metric=visits&dimension=channel`, 'metric');
-      await badRequest(shop, 'breakdown-timeseries', `${RANGE}&dimension=channel`, 'metric');
+      const wrong = await badRequest(
+        shop,
+        'breakdown-timeseries',
+        `${RANGE}&metric=visits&dimension=channel`,
+        'metric',
+      );
+      expect(wrong.detail).toBe(
+        'metric must be one of: sessions, pageviews, bounce_rate, conv_rate, revenue',
+      );
+      const missing = await badRequest(shop, 'breakdown-timeseries', `${RANGE}&dimension=channel`, 'metric');
+      expect(missing.detail).toBe(
+        'metric is required: one of sessions, pageviews, bounce_rate, conv_rate, revenue',
+      );
       await badRequest(shop, 'breakdown-timeseries', `${RANGE}&metric=sessions&dimension=city`, 'dimension');
-      await badRequest(shop, 'breakdown-timeseries', `${RANGE}&metric=sessions`, 'dimension');
+      const noDimension = await badRequest(
+        shop,
+        'breakdown-timeseries',
+        `${RANGE}&metric=sessions`,
+        'dimension',
+      );
+      expect(noDimension.detail).toBe('dimension is required: one of channel, country, device, browser');
     });
 
     it('refuses interval=hour over more than 14 days, and an unknown interval', async () => {
@@ -807,7 +829,10 @@ describe(AnalyticsController.name, () => {
     });
 
     it('refuses missing, malformed, oversized and 11-step steps', async () => {
-      await badRequest(shop, 'funnel', RANGE, 'steps');
+      const missing = await badRequest(shop, 'funnel', RANGE, 'steps');
+      expect(missing.detail).toMatch(
+        /^steps is required: a JSON array of 1 to 10 steps such as \[\{"type":"pageview"/,
+      );
       await badRequest(shop, 'funnel', `steps=${encodeURIComponent('[{"type":')}`, 'steps');
       const step = { type: 'pageview', path: '/pricing' };
       const eleven = await badRequest(
@@ -859,6 +884,7 @@ describe(AnalyticsController.name, () => {
       items?: Schema;
       properties?: Record<string, Schema>;
       allOf?: Schema[];
+      oneOf?: Schema[];
     };
     const document = buildOpenApiDocument(app) as unknown as {
       paths: Record<
@@ -879,9 +905,9 @@ describe(AnalyticsController.name, () => {
         if (!seen.has(name)) visit(document.components.schemas[name], name, new Set([...seen, name]));
         return;
       }
-      for (const part of schema.allOf ?? []) visit(part, where, seen);
+      for (const part of [...(schema.allOf ?? []), ...(schema.oneOf ?? [])]) visit(part, where, seen);
       for (const [field, property] of Object.entries(schema.properties ?? {})) {
-        const nested = property.$ref ?? property.items?.$ref ?? property.allOf;
+        const nested = property.$ref ?? property.items?.$ref ?? property.allOf ?? property.oneOf;
         if (nested) visit(property.items ?? property, `${where}.${field}`, seen);
         else if (property.example === undefined) undocumented.push(`${where}.${field}`);
       }

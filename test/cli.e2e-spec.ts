@@ -1,5 +1,26 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import request from 'supertest';
 import { TestEnv } from './support/test-env';
+
+const ROOT = path.join(__dirname, '..');
+const COMMANDS = [
+  'migrate',
+  'users:create',
+  'sites:create',
+  'members:add',
+  'members:remove',
+  'keys:create',
+  'keys:revoke',
+  'keys:list',
+  'events:register',
+  'goals:create',
+  'import',
+  'aggregate',
+  'demo',
+  'demo:live',
+];
 
 describe('operator CLI', () => {
   let env: TestEnv;
@@ -172,27 +193,99 @@ describe('operator CLI', () => {
   it('explains every command and option with --help, without a database', async () => {
     const all = await env.cli(['--help'], undefined, { DATABASE_URL: '' });
     expect(all.code).toBe(0);
-    for (const command of [
-      'migrate',
-      'users:create',
-      'sites:create',
-      'members:add',
-      'members:remove',
-      'keys:create',
-      'keys:revoke',
-      'keys:list',
-      'events:register',
-      'goals:create',
-      'import',
-      'aggregate',
-      'demo',
-    ]) {
+    for (const command of COMMANDS) {
       expect(all.stdout).toContain(command);
     }
     const one = await env.cli(['sites:create', '--help'], undefined, { DATABASE_URL: '' });
     expect(one.code).toBe(0);
     expect(one.stdout).toMatch(/--tracking <mode>\s+full or cookieless/);
   });
+
+  it('names itself stats-cli and lists --json in the help of the CLI and of every command', async () => {
+    const all = await env.cli(['--help'], undefined, { DATABASE_URL: '' });
+    expect(all.stdout).toMatch(/^Usage: stats-cli \[options\] \[command\]/);
+    expect(all.stdout).toMatch(/--json\s+print exactly one JSON object on stdout/);
+    for (const command of COMMANDS) {
+      const help = await env.cli([command, '--help'], undefined, { DATABASE_URL: '' });
+      expect({ command, code: help.code }).toEqual({ command, code: 0 });
+      expect(help.stdout).toMatch(new RegExp(`^Usage: stats-cli ${command} `));
+      expect(help.stdout).toMatch(/--json\s+print exactly one JSON object on stdout/);
+    }
+  });
+
+  it('prints exactly one JSON object with --json through every documented way to call it', async () => {
+    const user = await env.cli(['users:create', '--email', 'ways@test.example', '--json']);
+    const args = ['keys:list', '--user', String(user.json!.id), '--json'];
+    const run = promisify(execFile);
+    const options = { cwd: ROOT, env: { ...process.env, DATABASE_URL: env.url } };
+    // The README documents `npm run -s cli -- …` and `node scripts/cli.js …` (and the bin, which is scripts/cli.js).
+    const ways: Array<[string, string[]]> = [
+      ['npm', ['run', '-s', 'cli', '--', ...args]],
+      [process.execPath, [path.join(ROOT, 'scripts/cli.js'), ...args]],
+    ];
+    for (const [command, argv] of ways) {
+      const { stdout } = await run(command, argv, options);
+      expect({
+        way: [command, ...argv.slice(0, 3)].join(' '),
+        lines: stdout.trimEnd().split('\n').length,
+      }).toEqual({
+        way: [command, ...argv.slice(0, 3)].join(' '),
+        lines: 1,
+      });
+      expect(JSON.parse(stdout)).toEqual({ keys: [] });
+    }
+  });
+
+  it('demo:live keeps the demo alive: hits written as they happen, history before the 90 days, aggregated', async () => {
+    const demo = await env.cli(['demo', '--days', '2', '--json']);
+    expect(demo.code).toBe(0);
+    const live = await env.cli([
+      'demo:live',
+      '--ticks',
+      '3',
+      '--interval',
+      '1',
+      '--rate',
+      '600',
+      '--history-days',
+      '95',
+      '--seed',
+      '7',
+      '--json',
+    ]);
+    expect(live).toMatchObject({ code: 0 });
+    expect(live.json).toMatchObject({
+      ticks: 3,
+      live_sessions: expect.any(Number),
+      live_hits: expect.any(Number),
+      history_hits: expect.any(Number),
+    });
+    expect(live.json!.live_hits as number).toBeGreaterThan(0);
+    expect(live.json!.history_hits as number).toBeGreaterThan(0);
+    expect(live.json!.aggregated_sessions as number).toBeGreaterThan(0);
+    const [recent] = await env.ds.query<Array<{ n: string }>>(
+      "SELECT COUNT(*) AS n FROM hits WHERE hit_id LIKE 'l%' AND ts > ?",
+      [new Date(Date.now() - 120_000)],
+    );
+    expect(Number(recent.n)).toBe(live.json!.live_hits);
+    const [old] = await env.ds.query<Array<{ n: string }>>(
+      "SELECT COUNT(*) AS n FROM hits WHERE hit_id LIKE 'y%' AND ts < ?",
+      [new Date(Date.now() - 89 * 86_400_000)],
+    );
+    expect(Number(old.n)).toBe(live.json!.history_hits);
+    // History is loaded once: a second run adds none.
+    const again = await env.cli([
+      'demo:live',
+      '--ticks',
+      '1',
+      '--rate',
+      '0',
+      '--history-days',
+      '95',
+      '--json',
+    ]);
+    expect(again.json).toMatchObject({ history_hits: 0, live_hits: 0 });
+  }, 120_000);
 
   it('migrate is idempotent', async () => {
     const res = await env.cli(['migrate', '--json']);

@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Browser, chromium, Locator, Page } from 'playwright-core';
 import { pageview } from './support/hits';
@@ -147,7 +147,23 @@ if (!existsSync(CHROMIUM)) {
       expect(response?.status()).toBe(200);
       await page.locator('.swagger-ui .info .title').waitFor({ state: 'visible', timeout: 15_000 });
       await expect(page.locator('.swagger-ui .info .title').innerText()).resolves.toContain('Statistics API');
-      await page.locator('.opblock-summary-path[data-path="/api/v1/sites"]').waitFor({ state: 'visible' });
+      // The package's version and licence, not placeholders.
+      const { version } = JSON.parse(readFileSync(path.join(__dirname, '../package.json'), 'utf8')) as {
+        version: string;
+      };
+      await expect(
+        page
+          .locator('.swagger-ui .info .title .version')
+          .first()
+          .innerText()
+          .then((t) => t.trim()),
+      ).resolves.toBe(version);
+      await expect(page.locator('.swagger-ui .info').innerText()).resolves.toContain(
+        'Proprietary: all rights reserved, no licence granted',
+      );
+      await page
+        .locator('.opblock-get .opblock-summary-path[data-path="/api/v1/sites"]')
+        .waitFor({ state: 'visible' });
       expect(pageErrors).toEqual([]);
       expect(consoleErrors.filter((e) => /Content Security Policy|Refused to/i.test(e))).toEqual([]);
     });
@@ -171,6 +187,13 @@ if (!existsSync(CHROMIUM)) {
       await expect(page.locator('.auth-wrapper button.authorize').getAttribute('class')).resolves.toContain(
         'locked',
       );
+      // persistAuthorization is off (docs/decisions/hardening.md): the pasted key stays in the
+      // page's memory, never in the browser's storage, where any script of the origin could read it.
+      const stored = await page.evaluate(() => {
+        const w = globalThis as unknown as Record<'localStorage' | 'sessionStorage', Record<string, string>>;
+        return JSON.stringify({ ...w.localStorage, ...w.sessionStorage });
+      });
+      expect(stored).not.toContain(key.slice(3));
     });
 
     it('GET /api/v1/sites: Try it out → Execute answers 200 with the site', async () => {

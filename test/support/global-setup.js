@@ -1,6 +1,7 @@
 /** Builds the CLI (the e2e suites run it as a real process) and checks the database is reachable. */
 const { execSync } = require('node:child_process');
-const { existsSync, readdirSync, statSync } = require('node:fs');
+const { existsSync, mkdtempSync, readdirSync, statSync } = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.join(__dirname, '../..');
@@ -26,6 +27,18 @@ function cliIsCurrent() {
   return ['apps/cli/src', 'libs'].every((dir) => newestSource(path.join(root, dir)) < built);
 }
 
+/**
+ * Every response served during the run is recorded for the OpenAPI contract check
+ * (contract-setup.ts): in this process by the setup file, in every API process a suite
+ * spawns through NODE_OPTIONS, which child processes inherit.
+ */
+function recordResponses() {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'stats-api-responses-'));
+  process.env.RESPONSE_RECORD_DIR = dir;
+  const preload = path.join(__dirname, 'response-recorder-preload.js');
+  process.env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(preload)}`.trim();
+}
+
 module.exports = async () => {
   if (!cliIsCurrent()) execSync('npx nest build cli', { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
   const mysql = require('mysql2/promise');
@@ -44,4 +57,5 @@ module.exports = async () => {
       `e2e tests need MariaDB/MySQL at ${url.host} (set TEST_DATABASE_URL, or run \`npm run db:ensure\`): ${e.message}`,
     );
   }
+  recordResponses();
 };

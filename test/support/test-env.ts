@@ -1,7 +1,14 @@
 import 'reflect-metadata';
 import { generateApiKey } from '@app/auth';
 import { AppConfig, DatabaseLocation, loadConfig } from '@app/config';
-import { dataSourceOptions, dialectForServerVersion, dropDatabase, ensureDatabase, Sql } from '@app/db';
+import {
+  dataSourceOptions,
+  dialectForServerVersion,
+  dropDatabase,
+  ensureDatabase,
+  provisionApiAccount,
+  Sql,
+} from '@app/db';
 import { HitImporter, ImportSummary, SessionAggregator } from '@app/ingest';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -49,10 +56,18 @@ let counter = 0;
 /**
  * One fresh, migrated database per suite, the admin DataSource on it, factories for test
  * data, the real importer and aggregator, and the real app built from AppModule.
+ *
+ * The app connects as the suite's own read-only API account, provisioned as `migrate` does
+ * (the API refuses to run as a user that can write). Database users are server-wide, so each
+ * suite has a user of its own, named after its database, dropped with it: suites running in
+ * parallel, here or in another checkout, never share or reset one another's account.
  */
 export class TestEnv {
   readonly location: DatabaseLocation;
   readonly url: string;
+  /** The read-only API account of this suite. */
+  readonly apiLocation: DatabaseLocation;
+  readonly apiUrl: string;
   ds!: DataSource;
   app?: INestApplication;
 
@@ -61,6 +76,12 @@ export class TestEnv {
     const name = `stats_e2e_${process.pid}_${Date.now().toString(36)}_${counter}_${randomBytes(2).toString('hex')}`;
     this.location = { ...serverLocation(), database: name };
     this.url = urlOf(this.location);
+    this.apiLocation = {
+      ...this.location,
+      user: `e2e_api_${randomBytes(6).toString('hex')}`,
+      password: randomBytes(18).toString('base64url'),
+    };
+    this.apiUrl = urlOf(this.apiLocation);
   }
 
   static async create(): Promise<TestEnv> {
@@ -69,7 +90,18 @@ export class TestEnv {
     env.ds = new DataSource(dataSourceOptions(env.location, { poolSize: 5, connectTimeoutMs: 5000 }));
     await env.ds.initialize();
     await env.ds.runMigrations({ transaction: 'each' });
+    await env.grantApiAccount();
     return env;
+  }
+
+  /** (Re)grants the API account SELECT on every table, as `migrate` does; call after adding tables. */
+  async grantApiAccount(): Promise<void> {
+    await provisionApiAccount(this.ds, {
+      user: this.apiLocation.user,
+      password: this.apiLocation.password,
+      host: '%',
+      database: this.location.database,
+    });
   }
 
   /** The configuration the app under test reads; logs only errors unless TEST_LOG_LEVEL says otherwise. */
@@ -77,7 +109,8 @@ export class TestEnv {
     return loadConfig({
       ...process.env,
       DATABASE_URL: this.url,
-      API_DATABASE_URL: undefined,
+      API_DATABASE_URL: this.apiUrl,
+      ALLOW_PRIVILEGED_DB_USER: undefined,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
       ...overrides,
     });
@@ -95,19 +128,33 @@ export class TestEnv {
     // As main.ts creates it: no body parser (every route is a GET).
     const app = moduleRef.createNestApplication({ logger: ['error'], bodyParser: false });
     configureApp(app);
-    await app.init();
+    try {
+      await app.init();
+    } catch (e) {
+      // A refused boot (a privileged database user) must not leave its pool open behind it.
+      await app.close().catch(() => undefined);
+      throw e;
+    }
     this.app = app;
     return app;
   }
 
   /** The built API as a real process on this database (see startApiProcess). */
   spawnApi(env: NodeJS.ProcessEnv = {}): Promise<ApiProcess> {
-    return startApiProcess({ DATABASE_URL: this.url, ...env });
+    return startApiProcess({
+      DATABASE_URL: this.url,
+      API_DATABASE_URL: this.apiUrl,
+      ALLOW_PRIVILEGED_DB_USER: '',
+      ...env,
+    });
   }
 
   async close(): Promise<void> {
     await this.app?.close();
-    if (this.ds?.isInitialized) await this.ds.destroy();
+    if (this.ds?.isInitialized) {
+      await this.ds.query('DROP USER IF EXISTS ?@?', [this.apiLocation.user, '%']);
+      await this.ds.destroy();
+    }
     await dropDatabase(this.location);
   }
 

@@ -1,5 +1,5 @@
 import { AppConfig } from '@app/config';
-import { problem, PROBLEM_CONTENT_TYPE, requestTargetMiddleware } from '@app/common';
+import { leaveHostCheckToTheApp, problem, PROBLEM_CONTENT_TYPE, requestTargetMiddleware } from '@app/common';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
@@ -82,11 +82,14 @@ export function configureApp(app: INestApplication): INestApplication {
     });
   }
   answerClientErrors(app.getHttpServer() as Server);
+  leaveHostCheckToTheApp(app.getHttpServer() as Server);
 
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup(DOCS_PATH, app, document, {
     jsonDocumentUrl: 'api/docs-json',
-    swaggerOptions: { persistAuthorization: true },
+    // A pasted key lives only in the page's memory: persisted, it would sit in localStorage,
+    // readable by any script of the origin and left behind on shared machines.
+    swaggerOptions: { persistAuthorization: false },
   });
   return app;
 }

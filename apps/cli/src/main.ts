@@ -1,8 +1,12 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '@app/config';
 import { CommandFactory } from 'nest-commander';
-import { CliModule } from './cli.module';
+import { CliModule, CliProgram } from './cli.module';
 import { CliError, Output } from './output';
+
+/** The name in `Usage:` lines: the package's bin, whichever way the CLI was started. */
+export const CLI_NAME = 'stats-cli';
+const JSON_HELP = 'print exactly one JSON object on stdout and nothing else there (errors: {"error": "…"})';
 
 async function main(): Promise<void> {
   // --json is global: every command prints exactly one JSON object on stdout with it.
@@ -31,7 +35,7 @@ async function main(): Promise<void> {
 
   const app = await CommandFactory.createWithoutRunning(CliModule, {
     logger: ['error', 'warn'],
-    cliName: 'stats-cli',
+    cliName: CLI_NAME,
     errorHandler: (err) => {
       // commander's own errors (unknown command, missing option) and --help/--version exits
       const code = (err as { code?: string; exitCode?: number }).code;
@@ -45,6 +49,10 @@ async function main(): Promise<void> {
     serviceErrorHandler: fail,
   });
   app.get(Output).json = json;
+  // --json is taken out of argv above; declared here so that every help lists it.
+  const program = app.get(CliProgram).commander;
+  program.name(CLI_NAME).option('--json', JSON_HELP);
+  for (const command of program.commands) command.option('--json', JSON_HELP);
   await CommandFactory.runApplication(app);
   await app.close();
 }

@@ -2,7 +2,7 @@ import { CurrentPrincipal, Principal } from '@app/auth';
 import { ApiStandardErrors, CsvExport, PaginationQueryDto } from '@app/common';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { SiteListDto } from './dto/site.dto';
+import { SitesResponseDto } from './dto/site.dto';
 import { SitesService } from './sites.service';
 import { SITES_CSV } from './sites.csv';
 
@@ -16,7 +16,10 @@ export class SitesController {
   @Get()
   @ApiOperation({ operationId: 'listSites', summary: 'The sites this key can read, ordered by id' })
   @CsvExport(SITES_CSV)
-  list(@CurrentPrincipal() principal: Principal, @Query() query: PaginationQueryDto): Promise<SiteListDto> {
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: PaginationQueryDto,
+  ): Promise<SitesResponseDto> {
     return this.sites.list(principal.userId, query.page, query.limit);
   }
 }

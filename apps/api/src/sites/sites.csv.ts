@@ -1,9 +1,9 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { SiteListDto } from './dto/site.dto';
+import { SitesResponseDto } from './dto/site.dto';
 
 /** One row per site of the page. */
-export const SITES_CSV: CsvExportOptions<SiteListDto> = {
-  type: SiteListDto,
+export const SITES_CSV: CsvExportOptions<SitesResponseDto> = {
+  type: SitesResponseDto,
   filename: 'sites',
   table: ({ data }) => ({
     columns: ['id', 'name', 'domain', 'timezone', 'currency', 'tracking_mode', 'created_at'],

@@ -1,6 +1,6 @@
 import type { Site } from '@app/db';
 import { Injectable } from '@nestjs/common';
-import { SiteDto, SiteListDto } from './dto/site.dto';
+import { SiteDto, SitesResponseDto } from './dto/site.dto';
 import { SitesRepository } from './sites.repository';
 
 export function toSiteDto(site: Site): SiteDto {
@@ -19,7 +19,7 @@ export function toSiteDto(site: Site): SiteDto {
 export class SitesService {
   constructor(private readonly sites: SitesRepository) {}
 
-  async list(userId: number, page: number, limit: number): Promise<SiteListDto> {
+  async list(userId: number, page: number, limit: number): Promise<SitesResponseDto> {
     const [rows, total] = await this.sites.pageForUser(userId, (page - 1) * limit, limit);
     return { data: rows.map(toSiteDto), meta: { page, limit, total } };
   }

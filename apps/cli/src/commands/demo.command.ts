@@ -12,6 +12,18 @@ import { positiveInt } from './parsers';
 
 export const DEMO_EMAIL = 'demo@stats.example';
 
+/** The demo sites as the traffic generator sees them: the full-tracking shop and the cookieless blog. */
+export function demoSites(sites: Site[]): DemoSite[] {
+  return sites.map((site) => ({
+    id: site.id,
+    kind: site.trackingMode === 'full' ? 'shop' : 'blog',
+    timezone: site.timezone,
+    currency: site.currency,
+    tracking: site.trackingMode,
+    sessionsPerDay: site.trackingMode === 'full' ? 220 : 140,
+  }));
+}
+
 interface DemoOptions {
   days?: number;
   seed?: number;
@@ -88,27 +100,10 @@ export class DemoCommand extends CommandRunner {
     await this.admin.createGoal(blog.id, 'Newsletter', { event: 'newsletter' });
     await this.admin.createGoal(blog.id, 'Read a guide', { path: '/guides/*' });
 
-    const demoSites: DemoSite[] = [
-      {
-        id: shop.id,
-        kind: 'shop',
-        timezone: shop.timezone,
-        currency: shop.currency,
-        tracking: 'full',
-        sessionsPerDay: 220,
-      },
-      {
-        id: blog.id,
-        kind: 'blog',
-        timezone: blog.timezone,
-        currency: blog.currency,
-        tracking: 'cookieless',
-        sessionsPerDay: 140,
-      },
-    ];
+    const sites = demoSites([shop, blog]);
     const lines = Readable.from(
       (function* () {
-        for (const hit of generateDemoHits(demoSites, days, new Date(), options.seed ?? 42))
+        for (const hit of generateDemoHits(sites, days, new Date(), options.seed ?? 42))
           yield `${JSON.stringify(hit)}\n`;
       })(),
     );

@@ -12,7 +12,7 @@ export const EXIT_REJECTED_LINES = 2;
   arguments: '<files...>',
   description:
     'Load NDJSON hits from files (- for stdin). Idempotent on hit id; a bad line is reported as "line N: reason" ' +
-    'and skipped; exit code 2 when any line was rejected. Each batch is all-or-nothing.',
+    'and skipped, as is a line the database refuses (only that line, never its batch); exit code 2 when any line was rejected. Each batch is all-or-nothing.',
 })
 export class ImportCommand extends CommandRunner {
   constructor(

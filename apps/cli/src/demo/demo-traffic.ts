@@ -105,25 +105,44 @@ export interface DemoHit {
 }
 
 /**
- * Believable traffic for the trailing `days` days up to `now`: weekly and daily seasonality,
- * a slow growth trend, returning visitors (full tracking) or daily-rotating ids (cookieless),
- * bounces, custom events (registered and not), and purchases with items on the shop.
+ * The slow growth of the demo sites: the last 90 days grow from 0.8 to 1 of today's traffic,
+ * the year before from 0.5 to 0.8, so `compare=year_over_year` shows real growth.
+ */
+export function trend(back: number): number {
+  if (back < 90) return 1 - (0.2 * back) / 90;
+  return Math.max(0.5, 0.8 - (0.3 * (back - 90)) / 310);
+}
+
+export interface DemoWindow {
+  /** The oldest day to generate, in days before today (default `days` − 1). */
+  oldestBack?: number;
+  /** The most recent day to generate, in days before today (default 0: today). */
+  newestBack?: number;
+  /** Prefix of hit and order ids (default `h`): windows generated apart must differ. */
+  idPrefix?: string;
+}
+
+/**
+ * Believable traffic for the trailing `days` days up to `now` (or the days of `window`):
+ * weekly and daily seasonality, a slow growth trend, returning visitors (full tracking) or
+ * daily-rotating ids (cookieless), bounces, custom events (registered and not), and purchases
+ * with items on the shop.
  */
 export function* generateDemoHits(
   sites: DemoSite[],
   days: number,
   now: Date,
   seed: number,
+  window: DemoWindow = {},
 ): Generator<DemoHit> {
   const random = rng(seed);
   let hitNo = 0;
   for (const site of sites) {
     const today = DateTime.fromJSDate(now, { zone: site.timezone }).startOf('day');
     const people = Math.max(50, Math.round(site.sessionsPerDay * days * 0.45));
-    for (let back = days - 1; back >= 0; back--) {
+    for (let back = window.oldestBack ?? days - 1; back >= (window.newestBack ?? 0); back--) {
       const day = today.minus({ days: back });
-      const trend = 0.8 + 0.2 * ((days - back) / days);
-      const expected = site.sessionsPerDay * WEEKDAY[day.weekday - 1] * trend * (0.9 + random() * 0.2);
+      const expected = site.sessionsPerDay * WEEKDAY[day.weekday - 1] * trend(back) * (0.9 + random() * 0.2);
       const count = Math.round(expected);
       for (let s = 0; s < count; s++) {
         const hour = pick(
@@ -142,97 +161,121 @@ export function* generateDemoHits(
             zone: site.timezone,
           });
         }
-        const returning = random() < 0.35;
-        const person = returning ? Math.floor(random() * people * 0.2) : Math.floor(random() * people);
-        const visitorId =
-          site.tracking === 'cookieless'
-            ? `v${site.id}-${day.toISODate()}-${person}`
-            : `v${site.id}-${person}`;
-        const sessionId = `s${site.id}-${day.toISODate()}-${s}-${Math.floor(random() * 1e9).toString(36)}`;
-        const [channel, sources] = pick(random, CHANNELS);
-        const common: DemoHit = {
-          site_id: site.id,
-          session_id: sessionId,
-          visitor_id: visitorId,
-          channel,
-          ...(sources ? { source: sources[Math.floor(random() * sources.length)] } : {}),
-          ...(() => {
-            const country = pick(random, COUNTRIES);
-            return country ? { country } : {};
-          })(),
-          device: pick(random, DEVICES),
-          ...(() => {
-            const browser = pick(random, BROWSERS);
-            return browser ? { browser } : {};
-          })(),
-        };
-        let t = start.toMillis();
-        const emit = (fields: DemoHit): DemoHit => {
-          hitNo++;
-          return {
-            id: `h${site.id}-${hitNo}`,
-            ts: new Date(Math.min(t, now.getTime())).toISOString(),
-            ...common,
-            ...fields,
-          };
-        };
-        const pages = site.kind === 'shop' ? SHOP_PAGES : BLOG_PAGES;
-        const bounce = random() < 0.38;
-        const views = bounce ? 1 : 2 + Math.floor(random() * 6);
-        let path = pick(random, pages);
-        for (let v = 0; v < views; v++) {
-          const seconds = 5 + Math.floor(random() * 180);
-          yield emit({
-            type: 'pageview',
-            path,
-            time_on_page_seconds: seconds,
-            scroll_depth: Math.min(100, Math.floor(random() * 110)),
-          });
-          t += seconds * 1000;
-          if (!bounce && random() < 0.12) {
-            const name =
-              site.kind === 'shop'
-                ? pick(random, [
-                    ['add_to_cart', 5],
-                    ['signup', 2],
-                    ['newsletter', 1],
-                    ['debug_ping', 1],
-                  ] as Weighted<string>)
-                : pick(random, [
-                    ['newsletter', 3],
-                    ['share', 3],
-                    ['download', 2],
-                    ['scroll_90', 1],
-                  ] as Weighted<string>);
-            yield emit({ type: 'event', name, path });
-            t += 2000;
-          }
-          path = pick(random, pages);
-        }
-        if (site.kind === 'shop' && !bounce && random() < 0.09) {
-          yield emit({ type: 'pageview', path: '/checkout', time_on_page_seconds: 40, scroll_depth: 80 });
-          t += 40_000;
-          const lines = 1 + Math.floor(random() * 3);
-          const items = Array.from({ length: lines }, () => {
-            const p = PRODUCTS[Math.floor(random() * PRODUCTS.length)];
-            return { sku: p.sku, name: p.name, quantity: 1 + Math.floor(random() * 3), price: p.price };
-          });
-          const revenue = items.reduce(
-            (cents, i) => cents + Math.round(Number(i.price) * 100) * i.quantity,
-            0,
-          );
-          yield emit({
-            type: 'purchase',
-            order_id: `o${site.id}-${hitNo}`,
-            revenue: (revenue / 100).toFixed(2),
-            currency: site.currency,
-            items,
-            path: '/checkout',
-          });
-          t += 3000;
-          yield emit({ type: 'pageview', path: '/thank-you', time_on_page_seconds: 15, scroll_depth: 100 });
-        }
+        yield* sessionHits(random, site, {
+          start,
+          now,
+          people,
+          day: day.toISODate()!,
+          index: s,
+          next: () => ++hitNo,
+          idPrefix: window.idPrefix,
+        });
       }
     }
+  }
+}
+
+/** Where and when one session happens: its start, the clock, the visitor pool, ids. */
+export interface SessionAt {
+  start: DateTime;
+  now: Date;
+  /** Size of the site's visitor pool; returning visitors come from its first fifth. */
+  people: number;
+  /** Local day (YYYY-MM-DD) and number of the session that day, for its ids. */
+  day: string;
+  index: number;
+  /** The next hit number, unique among the hits generated together. */
+  next: () => number;
+  /** Prefix of hit and order ids (default `h`), so that live hits never collide with the bulk. */
+  idPrefix?: string;
+}
+
+/** The hits of one session: pageviews, some events, on the shop sometimes a purchase. */
+export function* sessionHits(random: () => number, site: DemoSite, at: SessionAt): Generator<DemoHit> {
+  const returning = random() < 0.35;
+  const person = returning ? Math.floor(random() * at.people * 0.2) : Math.floor(random() * at.people);
+  const visitorId =
+    site.tracking === 'cookieless' ? `v${site.id}-${at.day}-${person}` : `v${site.id}-${person}`;
+  const sessionId = `s${site.id}-${at.day}-${at.index}-${Math.floor(random() * 1e9).toString(36)}`;
+  const [channel, sources] = pick(random, CHANNELS);
+  const common: DemoHit = {
+    site_id: site.id,
+    session_id: sessionId,
+    visitor_id: visitorId,
+    channel,
+    ...(sources ? { source: sources[Math.floor(random() * sources.length)] } : {}),
+    ...(() => {
+      const country = pick(random, COUNTRIES);
+      return country ? { country } : {};
+    })(),
+    device: pick(random, DEVICES),
+    ...(() => {
+      const browser = pick(random, BROWSERS);
+      return browser ? { browser } : {};
+    })(),
+  };
+  let t = at.start.toMillis();
+  let last = 0;
+  const emit = (fields: DemoHit): DemoHit => {
+    last = at.next();
+    return {
+      id: `${at.idPrefix ?? 'h'}${site.id}-${last}`,
+      ts: new Date(Math.min(t, at.now.getTime())).toISOString(),
+      ...common,
+      ...fields,
+    };
+  };
+  const pages = site.kind === 'shop' ? SHOP_PAGES : BLOG_PAGES;
+  const bounce = random() < 0.38;
+  const views = bounce ? 1 : 2 + Math.floor(random() * 6);
+  let path = pick(random, pages);
+  for (let v = 0; v < views; v++) {
+    const seconds = 5 + Math.floor(random() * 180);
+    yield emit({
+      type: 'pageview',
+      path,
+      time_on_page_seconds: seconds,
+      scroll_depth: Math.min(100, Math.floor(random() * 110)),
+    });
+    t += seconds * 1000;
+    if (!bounce && random() < 0.12) {
+      const name =
+        site.kind === 'shop'
+          ? pick(random, [
+              ['add_to_cart', 5],
+              ['signup', 2],
+              ['newsletter', 1],
+              ['debug_ping', 1],
+            ] as Weighted<string>)
+          : pick(random, [
+              ['newsletter', 3],
+              ['share', 3],
+              ['download', 2],
+              ['scroll_90', 1],
+            ] as Weighted<string>);
+      yield emit({ type: 'event', name, path });
+      t += 2000;
+    }
+    path = pick(random, pages);
+  }
+  if (site.kind === 'shop' && !bounce && random() < 0.09) {
+    yield emit({ type: 'pageview', path: '/checkout', time_on_page_seconds: 40, scroll_depth: 80 });
+    t += 40_000;
+    const lines = 1 + Math.floor(random() * 3);
+    const items = Array.from({ length: lines }, () => {
+      const p = PRODUCTS[Math.floor(random() * PRODUCTS.length)];
+      return { sku: p.sku, name: p.name, quantity: 1 + Math.floor(random() * 3), price: p.price };
+    });
+    const revenue = items.reduce((cents, i) => cents + Math.round(Number(i.price) * 100) * i.quantity, 0);
+    yield emit({
+      type: 'purchase',
+      order_id: `${at.idPrefix ?? ''}o${site.id}-${last}`,
+      revenue: (revenue / 100).toFixed(2),
+      currency: site.currency,
+      items,
+      path: '/checkout',
+    });
+    t += 3000;
+    yield emit({ type: 'pageview', path: '/thank-you', time_on_page_seconds: 15, scroll_depth: 100 });
   }
 }

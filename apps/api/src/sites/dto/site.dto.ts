@@ -27,10 +27,8 @@ export class SiteDto {
   created_at!: string;
 }
 
-export class SiteListDto {
-  @ApiProperty({ type: [SiteDto] })
+export class SitesResponseDto {
   data!: SiteDto[];
 
-  @ApiProperty({ type: PageMetaDto })
   meta!: PageMetaDto;
 }

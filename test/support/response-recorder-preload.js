@@ -1,0 +1,3 @@
+/** Preloaded (`node --require`) into the processes the e2e suites spawn: see response-recorder.js. */
+'use strict';
+require('./response-recorder').install();
