@@ -1,125 +1,79 @@
 /**
- * `npm run bench`: ingestion and report latency on the demo data, one request at a time.
+ * `npm run bench [-- options]`: the benchmark of BENCHMARKS.md (scripts/bench/run.ts).
  *
- * Seeds a database of its own with the CLI's `demo` (import and aggregate rates come from its
- * output), then times each documented route of site 1 (the shop) over the default trailing
- * 30 days and over `--days` days, `--samples` times each after one warm-up request,
- * sequentially against the built API. Prints medians and writes bench/results-bench-<time>.json
- * (gitignored). These are figures to compare runs of the same machine, not pass/fail targets.
- * Options: --samples 7 --days 90 --keep (keep the database).
+ *   --scale 1            1 = ~10M pageviews / ~3M sessions on the big site (0.1 = 1M, 0.01 = 100k)
+ *   --seed 42            the dataset's seed (same seed, scale and --now: the same files)
+ *   --now <ISO time>     end of the 30 days of traffic (default: now)
+ *   --small-sites 1000   small sites beside the big one
+ *   --timezone America/New_York   the big site's time zone
+ *   --requests 50        timed requests per endpoint (cache off)
+ *   --raw-runs 3         in-process raw computations per report
+ *   --endpoint-seconds 300   stop timing an endpoint after this long
+ *   --connections 50 --duration 30   autocannon, per route
+ *   --quick              --requests 20 --duration 5 (a first look)
+ *   --engine mariadb     the only engine so far
+ *   --data-dir <dir>     where the NDJSON files go (default: the system's temp directory)
+ *   --keep               keep the database and the files
+ * BENCH_DATABASE_URL (else DATABASE_URL, else mysql://root@127.0.0.1:3306) names the server.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createConnection } from 'mysql2/promise';
-import { runCli, startApiProcess } from './fault/api-process';
-import { SAMPLE_QUERIES } from '../test/support/routes';
+import { BenchOptions, runBench, writeResults } from './bench/run';
+import { formatResults } from './bench/report';
 
-const arg = (name: string, fallback: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : fallback;
-};
-const samples = arg('samples', 7);
-const days = arg('days', 90);
-const keep = process.argv.includes('--keep');
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+const NUMBERS: Record<string, keyof BenchOptions> = {
+  '--scale': 'scale',
+  '--seed': 'seed',
+  '--small-sites': 'smallSites',
+  '--requests': 'requests',
+  '--raw-runs': 'rawRuns',
+  '--endpoint-seconds': 'endpointSeconds',
+  '--connections': 'connections',
+  '--duration': 'duration',
 };
 
-function withRange(template: string, rangeDays: number | undefined): string {
-  const sample = SAMPLE_QUERIES[template];
-  const query = sample.replace(/&?(from|to)=\d{4}-\d{2}-\d{2}/g, '').replace(/^&/, '');
-  if (rangeDays === undefined || !sample.includes('from=')) return query;
-  const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
-  return [query, `from=${day(rangeDays - 1)}`, `to=${day(0)}`].filter(Boolean).join('&');
+export function parseBenchArgs(argv: string[]): Partial<BenchOptions> {
+  const options: Partial<BenchOptions> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i];
+    const value = argv[i + 1];
+    if (flag === '--keep') options.keep = true;
+    else if (flag === '--quick') Object.assign(options, { requests: 20, duration: 5 });
+    else if (flag in NUMBERS) {
+      const n = Number(value);
+      const positive =
+        flag === '--scale'
+          ? n > 0 && n <= 10
+          : Number.isInteger(n) && n >= (flag === '--small-sites' || flag === '--seed' ? 0 : 1);
+      if (value === undefined || !positive)
+        throw new Error(`${flag} needs ${flag === '--scale' ? 'a number in (0, 10]' : 'a whole number'}`);
+      (options as Record<string, unknown>)[NUMBERS[flag]] = n;
+      i++;
+    } else if (flag === '--engine' || flag === '--timezone' || flag === '--data-dir' || flag === '--now') {
+      if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value`);
+      if (flag === '--engine') options.engine = value;
+      else if (flag === '--timezone') options.timezone = value;
+      else if (flag === '--data-dir') options.dataDir = path.resolve(value);
+      else {
+        const now = new Date(value);
+        if (Number.isNaN(now.getTime())) throw new Error('--now needs an ISO 8601 time');
+        options.now = now;
+      }
+      i++;
+    } else throw new Error(`unknown option ${flag} (see the comment at the top of scripts/bench.ts)`);
+  }
+  return options;
 }
 
 async function main(): Promise<void> {
-  const server = new URL(
-    process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/x',
-  );
-  const database = `stats_bench_${Date.now().toString(36)}`;
-  const url = `${server.protocol}//${server.username || 'root'}${server.password ? `:${server.password}` : ''}@${server.host}/${database}`;
-  const env = { DATABASE_URL: url, API_DATABASE_URL: '' };
-  const cli = async (...args: string[]) =>
-    JSON.parse(await runCli([...args, '--json'], env)) as Record<string, unknown>;
-  const admin = await createConnection({
-    host: server.hostname,
-    port: Number(server.port || 3306),
-    user: decodeURIComponent(server.username || 'root'),
-    password: decodeURIComponent(server.password),
-  });
-  const results: Record<string, unknown> = { at: new Date().toISOString(), days, samples };
-  try {
-    await cli('migrate');
-    const demo = (await cli('demo', '--days', String(days))) as {
-      key: string;
-      loaded: Record<string, number>;
-    };
-    results.ingest = demo.loaded;
-    process.stdout.write(
-      `demo: ${demo.loaded.hits} hits, ${demo.loaded.sessions} sessions; import ${demo.loaded.hits_per_second} hits/s ` +
-        `(${demo.loaded.import_seconds} s, generation included); aggregate ${demo.loaded.aggregate_seconds} s\n`,
-    );
-
-    const api = await startApiProcess(
-      { ...env, RATE_LIMIT_PER_MINUTE: '1000000', LOG_LEVEL: 'warn' },
-      { discardStdout: true },
-    );
-    const reports: Array<{
-      route: string;
-      range: string;
-      median_ms: number;
-      min_ms: number;
-      max_ms: number;
-    }> = [];
-    try {
-      for (const [label, rangeDays] of [
-        ['30 days (default)', undefined],
-        [`${days} days`, days],
-      ] as const) {
-        for (const template of Object.keys(SAMPLE_QUERIES)) {
-          const target = `${api.url}${template.replace('{id}', '1')}?${withRange(template, rangeDays)}`;
-          const times: number[] = [];
-          for (let i = 0; i < samples + 1; i++) {
-            const started = process.hrtime.bigint();
-            const res = await fetch(target, { headers: { Authorization: `Bearer ${demo.key}` } });
-            await res.arrayBuffer();
-            if (res.status !== 200) throw new Error(`${target}: ${res.status}`);
-            // The first request warms caches and the pool; it is not counted.
-            if (i > 0) times.push(Number(process.hrtime.bigint() - started) / 1e6);
-          }
-          const row = {
-            route: template,
-            range: label,
-            median_ms: Math.round(median(times) * 10) / 10,
-            min_ms: Math.round(Math.min(...times) * 10) / 10,
-            max_ms: Math.round(Math.max(...times) * 10) / 10,
-          };
-          reports.push(row);
-          process.stdout.write(
-            `${label.padEnd(18)} ${template.padEnd(52)} median ${String(row.median_ms).padStart(7)} ms\n`,
-          );
-        }
-      }
-    } finally {
-      await api.stop();
-    }
-    results.reports = reports;
-    const dir = path.join(__dirname, '..', 'bench');
-    mkdirSync(dir, { recursive: true });
-    const file = path.join(dir, `results-bench-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
-    process.stdout.write(`wrote ${path.relative(process.cwd(), file)}\n`);
-  } finally {
-    if (!keep) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-    await admin.end();
-  }
+  const results = await runBench(parseBenchArgs(process.argv.slice(2)));
+  const file = writeResults(results);
+  process.stdout.write(`\n${formatResults(results)}\nresults: ${path.relative(process.cwd(), file)}\n`);
+  process.exitCode = results.parity_ok ? 0 : 1;
 }
 
-main().catch((e: unknown) => {
-  process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((e: unknown) => {
+    process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+    process.exit(2);
+  });
+}

@@ -7,18 +7,27 @@
  *    with a random key and one of that key's sites; RATE_LIMIT_PER_MINUTE is set out of reach,
  *    so any non-2xx is a failure. After each run the API's RSS is read: the three figures and
  *    the last/first ratio show whether memory grows with traffic.
- * 2. A short phase against a second API process with RATE_LIMIT_PER_MINUTE=100 and one key:
- *    exactly 100 answers 2xx and the rest 429.
+ * 2. A rate-limit phase against a second API process with RATE_LIMIT_PER_MINUTE=100 and one
+ *    key: a fixed number of requests (100 + rateLimitPhaseExtra), not a duration, so the
+ *    outcome cannot depend on the machine's speed: exactly 100 answer 2xx and the rest 429
+ *    (the window opens at the first request and lasts 60 s, far longer than 150 requests).
+ * 3. Fairness (issue #12): a third process with the default pool and concurrency caps. A victim
+ *    key's `/events` latency is measured idle (sequential requests), then again while another
+ *    key floods with 20 concurrent expensive funnels (10 `/*` steps over the longest range,
+ *    window_hours=168). The flooder gets 429 beyond REPORT_CONCURRENCY_PER_KEY; the figure is
+ *    the victim's median under flood ÷ its idle median (target: ≤ 2). The caps are set out of
+ *    reach in phases 1 and 2, which measure throughput and the rate limit.
  *
  * Prints a summary and writes bench/results-load-<time>.json (gitignored).
- * Options: --duration 60 --connections 200 --runs 3 --days 90 --keep (keep the database).
+ * Options: --duration 60 --connections 200 --runs 3 --days 90 --fairness 20 --fairness-cap 4
+ * --keep (keep the database).
  * LOAD_DATABASE_URL (else DATABASE_URL, else mysql://root@127.0.0.1:3306) names the server.
  */
 import autocannon from 'autocannon';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { ApiProcess, runCli, startApiProcess } from './fault/api-process';
+import { ApiProcess, readOnlyApiUrl, runCli, startApiProcess } from './fault/api-process';
 import { SAMPLE_QUERIES } from '../test/support/routes';
 
 export interface LoadOptions {
@@ -26,7 +35,12 @@ export interface LoadOptions {
   connections: number;
   runs: number;
   days: number;
-  rateLimitPhaseSeconds: number;
+  /** Requests of the rate-limit phase beyond the limit (all must be 429). */
+  rateLimitPhaseExtra: number;
+  /** Seconds of the fairness flood (0: skip the phase). */
+  fairnessSeconds: number;
+  /** REPORT_CONCURRENCY_PER_KEY of the fairness phase (default: the API's default). */
+  fairnessCap?: number;
   keep: boolean;
   log: (line: string) => void;
 }
@@ -58,8 +72,39 @@ export interface LoadResults {
   runs: RunFigures[];
   rss_mb: number[];
   rss_growth_ratio: number;
-  rate_limit_phase: { limit: number; seconds: number; status_codes: Record<string, number>; ok: boolean };
+  rate_limit_phase: {
+    limit: number;
+    requests: number;
+    elapsed_seconds: number;
+    status_codes: Record<string, number>;
+    ok: boolean;
+  };
+  fairness_phase?: FairnessFigures;
   ok: boolean;
+}
+
+export interface FairnessFigures {
+  seconds: number;
+  pool_size: number;
+  concurrency_per_key: number;
+  victim_route: string;
+  flood_route: string;
+  flood_connections: number;
+  victim_idle: LatencyFigures;
+  victim_under_flood: LatencyFigures;
+  /** Victim's median under flood ÷ its idle median. */
+  p50_ratio: number;
+  flooder_status_codes: Record<string, number>;
+  /** The victim got only 200s and its median stayed within 2× of idle. */
+  ok: boolean;
+}
+
+export interface LatencyFigures {
+  requests: number;
+  statuses: Record<string, number>;
+  p50_ms: number;
+  p90_ms: number;
+  max_ms: number;
 }
 
 const DEFAULTS: LoadOptions = {
@@ -67,12 +112,14 @@ const DEFAULTS: LoadOptions = {
   connections: 200,
   runs: 3,
   days: 90,
-  rateLimitPhaseSeconds: 5,
+  rateLimitPhaseExtra: 50,
+  fairnessSeconds: 20,
   keep: false,
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
-function rssMb(pid: number): number {
+/** Resident set size of process `pid` in MB (Linux). */
+export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round((kb / 1024) * 10) / 10;
@@ -94,8 +141,9 @@ function datedQuery(template: string): string {
     .replace(/to=\d{4}-\d{2}-\d{2}/, `to=${day(0)}`);
 }
 
-async function seed(databaseUrl: string, days: number) {
-  const env = { DATABASE_URL: databaseUrl, API_DATABASE_URL: '' };
+async function seed(databaseUrl: string, apiDatabaseUrl: string, days: number) {
+  // migrate creates the API's read-only account (API_DATABASE_URL), which the API runs as.
+  const env = { DATABASE_URL: databaseUrl, API_DATABASE_URL: apiDatabaseUrl };
   const cli = async (...args: string[]) =>
     JSON.parse(await runCli([...args, '--json'], env)) as Record<string, unknown>;
   await cli('migrate');
@@ -123,13 +171,106 @@ async function seed(databaseUrl: string, days: number) {
       key: (await cli('keys:create', '--user', String(other))).key as string,
       sites: [shop, third],
     });
-  return { callers, hits: demo.loaded.hits, sessions: demo.loaded.sessions, sites: 3 };
+  return {
+    callers,
+    hits: demo.loaded.hits,
+    sessions: demo.loaded.sessions,
+    sites: 3,
+    /** A site only the demo user reads, and one of the other user's sites. */
+    blog,
+    third,
+  };
 }
 
-function attack(
+const quantile = (sorted: number[], q: number) =>
+  sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+
+/** Sequential requests until `until()` says stop (at least `min`): the latency a lone user sees. */
+async function sequentialLatencies(
+  url: string,
+  key: string,
+  min: number,
+  until: () => boolean,
+): Promise<LatencyFigures> {
+  const times: number[] = [];
+  const statuses: Record<string, number> = {};
+  while (times.length < min || !until()) {
+    const started = performance.now();
+    const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` } });
+    await res.arrayBuffer();
+    times.push(performance.now() - started);
+    statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+  }
+  const sorted = [...times].sort((a, b) => a - b);
+  const round = (ms: number) => Math.round(ms * 10) / 10;
+  return {
+    requests: times.length,
+    statuses,
+    p50_ms: round(quantile(sorted, 0.5)),
+    p90_ms: round(quantile(sorted, 0.9)),
+    max_ms: round(sorted[sorted.length - 1] ?? 0),
+  };
+}
+
+/** Phase 3: the victim's latency idle and while another key floods with expensive funnels. */
+async function fairnessPhase(
+  common: NodeJS.ProcessEnv,
+  flooder: Caller,
+  floodSite: number,
+  victim: Caller,
+  victimSite: number,
+  seconds: number,
+  cap: number | undefined,
+  processes: ApiProcess[],
+): Promise<FairnessFigures> {
+  const api = await startApiProcess(
+    {
+      ...common,
+      RATE_LIMIT_PER_MINUTE: '1000000000',
+      ...(cap === undefined ? {} : { REPORT_CONCURRENCY_PER_KEY: String(cap) }),
+    },
+    { discardStdout: true },
+  );
+  processes.push(api);
+  const day = (offset: number) => new Date(Date.now() - offset * 86_400_000).toISOString().slice(0, 10);
+  const steps = encodeURIComponent(
+    JSON.stringify(Array.from({ length: 10 }, () => ({ type: 'pageview', path: '/*' }))),
+  );
+  const floodRoute = `/api/v1/sites/${floodSite}/analytics/funnel?steps=${steps}&window_hours=168&from=${day(730)}&to=${day(0)}`;
+  const victimRoute = `/api/v1/sites/${victimSite}/events?from=${day(29)}&to=${day(0)}`;
+  const victimUrl = `${api.url}${victimRoute}`;
+  await sequentialLatencies(victimUrl, victim.key, 10, () => true);
+  const idle = await sequentialLatencies(victimUrl, victim.key, 40, () => true);
+  const connections = 20;
+  let flooding = true;
+  const flood = attack(api.url, connections, seconds, () => ({ key: flooder.key, path: floodRoute })).finally(
+    () => (flooding = false),
+  );
+  // Let the flood fill its slots before measuring.
+  await new Promise((r) => setTimeout(r, 1000));
+  const underFlood = await sequentialLatencies(victimUrl, victim.key, 10, () => !flooding);
+  const flooded = await flood;
+  const ratio = Math.round((underFlood.p50_ms / Math.max(idle.p50_ms, 0.1)) * 100) / 100;
+  return {
+    seconds,
+    pool_size: 10,
+    concurrency_per_key: cap ?? 4,
+    victim_route: victimRoute.replace(/\?.*/, ''),
+    flood_route: '/api/v1/sites/{id}/analytics/funnel (10 × /*, 731 days, window_hours=168)',
+    flood_connections: connections,
+    victim_idle: idle,
+    victim_under_flood: underFlood,
+    p50_ratio: ratio,
+    flooder_status_codes: statusCodes(flooded),
+    ok: ratio <= 2 && Object.keys(underFlood.statuses).every((c) => c === '200'),
+  };
+}
+
+/** Requests for `duration` seconds, or exactly `{ amount }` requests whatever the time they take. */
+export function attack(
   url: string,
   connections: number,
-  duration: number,
+  length: number | { amount: number },
   pick: () => { path: string; key: string },
   onSample?: () => void,
 ): Promise<autocannon.Result> {
@@ -139,7 +280,7 @@ function attack(
       {
         url,
         connections,
-        duration,
+        ...(typeof length === 'number' ? { duration: length } : { amount: length.amount }),
         requests: [
           {
             method: 'GET',
@@ -159,7 +300,7 @@ function attack(
   });
 }
 
-const statusCodes = (result: autocannon.Result): Record<string, number> =>
+export const statusCodes = (result: autocannon.Result): Record<string, number> =>
   Object.fromEntries(Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, s.count ?? 0]));
 
 export async function runLoad(overrides: Partial<LoadOptions> = {}): Promise<LoadResults> {
@@ -168,6 +309,8 @@ export async function runLoad(overrides: Partial<LoadOptions> = {}): Promise<Loa
   const server = serverUrl();
   const database = `stats_load_${Date.now().toString(36)}`;
   const databaseUrl = new URL(database, server).toString();
+  const apiUser = `load_api_${Date.now().toString(36)}`;
+  const apiDatabaseUrl = readOnlyApiUrl(databaseUrl, apiUser);
   const admin = await createConnection({
     host: server.hostname,
     port: Number(server.port || 3306),
@@ -177,10 +320,17 @@ export async function runLoad(overrides: Partial<LoadOptions> = {}): Promise<Loa
   const processes: ApiProcess[] = [];
   try {
     log(`seeding ${database} with ${options.days} days of demo traffic…`);
-    const data = await seed(databaseUrl, options.days);
-    const common = { DATABASE_URL: databaseUrl, API_DATABASE_URL: '', REDIS_URL: '', LOG_LEVEL: 'info' };
+    const data = await seed(databaseUrl, apiDatabaseUrl, options.days);
+    const common = {
+      DATABASE_URL: databaseUrl,
+      API_DATABASE_URL: apiDatabaseUrl,
+      REDIS_URL: '',
+      LOG_LEVEL: 'info',
+    };
+    // Phases 1 and 2 measure throughput and the rate limit: the concurrency caps out of reach.
+    const uncapped = { REPORT_CONCURRENCY_PER_KEY: '1000', REPORT_CONCURRENCY_PER_SITE: '1000' };
     const api = await startApiProcess(
-      { ...common, RATE_LIMIT_PER_MINUTE: '1000000000' },
+      { ...common, ...uncapped, RATE_LIMIT_PER_MINUTE: '1000000000' },
       { discardStdout: true },
     );
     processes.push(api);
@@ -234,22 +384,41 @@ export async function runLoad(overrides: Partial<LoadOptions> = {}): Promise<Loa
     }
 
     const limit = 100;
-    log(`rate-limit phase: RATE_LIMIT_PER_MINUTE=${limit}, one key, ${options.rateLimitPhaseSeconds} s…`);
+    const requests = limit + options.rateLimitPhaseExtra;
+    log(`rate-limit phase: RATE_LIMIT_PER_MINUTE=${limit}, one key, ${requests} requests…`);
     const limited = await startApiProcess(
-      { ...common, RATE_LIMIT_PER_MINUTE: String(limit) },
+      { ...common, ...uncapped, RATE_LIMIT_PER_MINUTE: String(limit) },
       { discardStdout: true },
     );
     processes.push(limited);
     const one = data.callers[0];
-    const phase = await attack(limited.url, 20, options.rateLimitPhaseSeconds, () => ({
+    const phaseStart = Date.now();
+    const phase = await attack(limited.url, 10, { amount: requests }, () => ({
       key: one.key,
       path: `/api/v1/sites/${one.sites[0]}/analytics/realtime`,
     }));
+    const elapsed = Math.round((Date.now() - phaseStart) / 100) / 10;
     const phaseCodes = statusCodes(phase);
     const phaseOk =
       phaseCodes['200'] === limit &&
-      (phaseCodes['429'] ?? 0) > 0 &&
+      phaseCodes['429'] === options.rateLimitPhaseExtra &&
       Object.keys(phaseCodes).every((c) => c === '200' || c === '429');
+
+    let fairness: FairnessFigures | undefined;
+    if (options.fairnessSeconds > 0) {
+      log(`fairness phase: one key floods with expensive funnels for ${options.fairnessSeconds} s…`);
+      const victim = data.callers[data.callers.length - 1];
+      fairness = await fairnessPhase(
+        common,
+        data.callers[0],
+        data.blog,
+        victim,
+        data.third,
+        options.fairnessSeconds,
+        options.fairnessCap,
+        processes,
+      );
+    }
 
     const rss = runs.map((r) => r.rss_after_mb);
     const results: LoadResults = {
@@ -268,16 +437,22 @@ export async function runLoad(overrides: Partial<LoadOptions> = {}): Promise<Loa
       rss_growth_ratio: Math.round((rss[rss.length - 1] / rss[0]) * 100) / 100,
       rate_limit_phase: {
         limit,
-        seconds: options.rateLimitPhaseSeconds,
+        requests,
+        elapsed_seconds: elapsed,
         status_codes: phaseCodes,
         ok: phaseOk,
       },
+      fairness_phase: fairness,
+      // The fairness ratio is a speed figure: printed and written, not part of `ok`.
       ok: phaseOk && runs.every((r) => r.non_2xx === 0 && r.errors === 0),
     };
     return results;
   } finally {
     for (const p of processes) await p.stop('SIGTERM');
-    if (!options.keep) await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+    if (!options.keep) {
+      await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await admin.query('DROP USER IF EXISTS ?@?', [apiUser, '%']);
+    }
     await admin.end();
   }
 }
@@ -287,7 +462,13 @@ function parseArgs(argv: string[]): Partial<LoadOptions> {
   for (let i = 0; i < argv.length; i++) {
     const [flag, value] = [argv[i], argv[i + 1]];
     if (flag === '--keep') options.keep = true;
-    else if (['--duration', '--connections', '--runs', '--days'].includes(flag)) {
+    else if (flag === '--fairness' || flag === '--fairness-cap') {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 0) throw new Error(`${flag} needs a whole number`);
+      if (flag === '--fairness') options.fairnessSeconds = n;
+      else options.fairnessCap = n;
+      i++;
+    } else if (['--duration', '--connections', '--runs', '--days'].includes(flag)) {
       const n = Number(value);
       if (!Number.isInteger(n) || n < 1) throw new Error(`${flag} needs a positive integer`);
       options[flag.slice(2) as 'duration' | 'connections' | 'runs' | 'days'] = n;
@@ -295,6 +476,18 @@ function parseArgs(argv: string[]): Partial<LoadOptions> {
     } else throw new Error(`unknown option ${flag}`);
   }
   return options;
+}
+
+function fairnessLine(f: FairnessFigures | undefined): string {
+  if (!f) return '';
+  const l = (x: LatencyFigures) =>
+    `p50 ${x.p50_ms} ms, p90 ${x.p90_ms} ms, max ${x.max_ms} ms (${x.requests} requests, ${JSON.stringify(x.statuses)})`;
+  return (
+    `fairness (pool ${f.pool_size}, ${f.concurrency_per_key} per key; ${f.flood_connections} connections flooding ${f.seconds} s):\n` +
+    `  victim ${f.victim_route} idle: ${l(f.victim_idle)}\n` +
+    `  victim under flood: ${l(f.victim_under_flood)}\n` +
+    `  median ratio ${f.p50_ratio} (target ≤ 2) ${f.ok ? 'ok' : 'NOT OK'}; flooder got ${JSON.stringify(f.flooder_status_codes)}\n`
+  );
 }
 
 async function main(): Promise<void> {
@@ -313,7 +506,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `${table}\nRSS after each run: ${results.rss_mb.join(' MB, ')} MB; last/first ${results.rss_growth_ratio}\n` +
       `rate-limit phase (limit ${results.rate_limit_phase.limit}): ${JSON.stringify(results.rate_limit_phase.status_codes)} ` +
-      `${results.rate_limit_phase.ok ? 'ok' : 'NOT OK'}\nresults: ${path.relative(process.cwd(), file)}\n`,
+      `${results.rate_limit_phase.ok ? 'ok' : 'NOT OK'}\n${fairnessLine(results.fairness_phase)}` +
+      `results: ${path.relative(process.cwd(), file)}\n`,
   );
   process.exitCode = results.ok ? 0 : 1;
 }

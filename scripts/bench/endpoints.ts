@@ -1,0 +1,148 @@
+/**
+ * What the benchmark asks for: every route of the API, each with a sequence of varied
+ * parameters (ranges of 28–30 days ending today, yesterday or the day before; the default
+ * range first), and for the reports, how to compute the same answer in-process on the raw
+ * tables (`StatsQuery.tables = 'raw'`) from the same parameters.
+ */
+import type { INestApplicationContext, Type } from '@nestjs/common';
+import { DateTime } from 'luxon';
+import type { SiteContext, StatsQuery } from '@app/stats';
+import { BreakdownService } from '../../apps/api/src/analytics/breakdown.service';
+import { BreakdownQueryDto } from '../../apps/api/src/analytics/dto/breakdown.dto';
+import { EngagementQueryDto } from '../../apps/api/src/analytics/dto/engagement.dto';
+import { FunnelQueryDto } from '../../apps/api/src/analytics/dto/funnel.dto';
+import { OverviewQueryDto } from '../../apps/api/src/analytics/dto/overview.dto';
+import { EngagementService } from '../../apps/api/src/analytics/engagement.service';
+import { FunnelService } from '../../apps/api/src/analytics/funnel.service';
+import { OverviewService } from '../../apps/api/src/analytics/overview.service';
+import { ConversionsService } from '../../apps/api/src/conversions/conversions.service';
+import { ConversionsQueryDto } from '../../apps/api/src/conversions/dto/conversions-query.dto';
+import { EcommerceQueryDto } from '../../apps/api/src/ecommerce/dto/ecommerce-query.dto';
+import { EcommerceService } from '../../apps/api/src/ecommerce/ecommerce.service';
+import { EventsQueryDto } from '../../apps/api/src/events/dto/events-query.dto';
+import { EventsService } from '../../apps/api/src/events/events.service';
+import { BENCH_FUNNEL } from './dataset';
+
+export type Params = Record<string, string>;
+
+/** Runs a report in-process from its validated parameters, on the tables `query` plans. */
+type InProcess = (app: INestApplicationContext, query: StatsQuery, dto: never) => Promise<unknown>;
+
+export interface Endpoint {
+  /** Row name in the tables and the JSON. */
+  name: string;
+  /** Route template, as in the OpenAPI document. */
+  route: string;
+  /** The `n`-th request's parameters. */
+  params: (n: number) => Params;
+  /** Present for every report that has a raw computation to compare with. */
+  raw?: { dto: Type; run: InProcess };
+  /** Issue #10's Targets table: the group whose p50/p99 and speed-up targets apply. */
+  target: 'report' | 'funnel' | 'realtime' | 'none';
+}
+
+const DIMENSIONS = ['channel', 'country', 'device', 'browser'];
+const INTERVALS = ['day', 'week'];
+export const BREAKDOWN_METRICS = ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'];
+
+/** A date range of 28–30 days ending `n % 3` days ago; the default range (none given) for n = 0. */
+export function rangeParams(n: number, today: string): Params {
+  if (n === 0) return {};
+  const end = DateTime.fromISO(today).minus({ days: n % 3 });
+  const days = 28 + ((n * 5) % 3);
+  return { from: end.minus({ days: days - 1 }).toISODate()!, to: end.toISODate()! };
+}
+
+/** Every route of the API with the parameters of each request, dated around `today` (the site's). */
+export function endpoints(today: string): Endpoint[] {
+  const dated = (extra: (n: number) => Params) => (n: number) => ({ ...rangeParams(n, today), ...extra(n) });
+  const list: Endpoint[] = [
+    {
+      name: 'overview',
+      route: '/api/v1/sites/{id}/analytics/overview',
+      params: dated((n) => ({ limit: '10', ...(n % 3 === 2 ? { compare: 'previous_period' } : {}) })),
+      raw: {
+        dto: OverviewQueryDto,
+        run: (app, q, dto: OverviewQueryDto) => app.get(OverviewService).report(q, dto),
+      },
+      target: 'report',
+    },
+    ...BREAKDOWN_METRICS.map((metric): Endpoint => ({
+      name: `breakdown ${metric}`,
+      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
+      params: dated((n) => ({
+        metric,
+        dimension: DIMENSIONS[n % DIMENSIONS.length],
+        interval: INTERVALS[Math.floor(n / DIMENSIONS.length) % INTERVALS.length],
+        limit: '5',
+      })),
+      raw: {
+        dto: BreakdownQueryDto,
+        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
+      },
+      target: 'report',
+    })),
+    {
+      name: 'engagement',
+      route: '/api/v1/sites/{id}/analytics/engagement',
+      params: dated(() => ({})),
+      raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
+      target: 'report',
+    },
+    {
+      name: 'events',
+      route: '/api/v1/sites/{id}/events',
+      params: dated((n) => ({ page: String(1 + (n % 2)), limit: '25' })),
+      raw: {
+        dto: EventsQueryDto,
+        run: (app, q, dto: EventsQueryDto) => app.get(EventsService).report(q, dto),
+      },
+      target: 'report',
+    },
+    {
+      name: 'conversions',
+      route: '/api/v1/sites/{id}/conversions',
+      params: dated(() => ({})),
+      raw: { dto: ConversionsQueryDto, run: (app, q) => app.get(ConversionsService).report(q) },
+      target: 'report',
+    },
+    {
+      name: 'ecommerce',
+      route: '/api/v1/sites/{id}/ecommerce',
+      params: dated(() => ({ limit: '10' })),
+      raw: {
+        dto: EcommerceQueryDto,
+        run: (app, q, dto: EcommerceQueryDto) => app.get(EcommerceService).report(q, dto),
+      },
+      target: 'report',
+    },
+    {
+      name: 'funnel (3 steps, 24 h)',
+      route: '/api/v1/sites/{id}/analytics/funnel',
+      params: dated(() => ({ steps: JSON.stringify(BENCH_FUNNEL), window_hours: '24' })),
+      raw: {
+        dto: FunnelQueryDto,
+        run: (app, q, dto: FunnelQueryDto) => app.get(FunnelService).report(q, dto),
+      },
+      target: 'funnel',
+    },
+    {
+      name: 'realtime',
+      route: '/api/v1/sites/{id}/analytics/realtime',
+      params: () => ({}),
+      target: 'realtime',
+    },
+    { name: 'sites', route: '/api/v1/sites', params: () => ({}), target: 'none' },
+  ];
+  return list;
+}
+
+export function pathOf(endpoint: Endpoint, siteId: number, n: number): string {
+  const query = new URLSearchParams(endpoint.params(n)).toString();
+  return endpoint.route.replace('{id}', String(siteId)) + (query ? `?${query}` : '');
+}
+
+/** The site's calendar day now. */
+export function siteToday(site: SiteContext, now = new Date()): string {
+  return DateTime.fromJSDate(now, { zone: site.timezone }).toISODate()!;
+}

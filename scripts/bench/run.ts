@@ -1,0 +1,731 @@
+/**
+ * `npm run bench`: the whole benchmark of issue #10 in one run (see BENCHMARKS.md).
+ *
+ * 1. Generates the synthetic dataset (dataset.ts) for the chosen scale and seed.
+ * 2. Creates a database of its own, the sites, goals and registered events, imports the
+ *    dataset through the built CLI (`import`) into empty tables and runs `aggregate` (full
+ *    backfill), then imports the last hour and aggregates it ("one more hour").
+ * 3. Starts the built API with the report cache off and times every endpoint, one request at
+ *    a time, over varied parameters (p50/p95/p99).
+ * 4. Right after each report's requests, computes its first requests again in-process on the
+ *    raw tables (`tables: 'raw'`, no time budget): the speed-up ratio, and the parity of the
+ *    bodies.
+ * 5. Drives every route with autocannon (throughput, API RSS), then a second API process with
+ *    the cache on: repeated identical overview requests against /health/live.
+ * 6. Imports the last day again as new hits into the loaded tables, and aggregates it.
+ *
+ * Writes everything to bench/results-bench-<time>.json (gitignored) and returns it.
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { SingleBar } from 'cli-progress';
+import { createConnection, Connection, RowDataPacket } from 'mysql2/promise';
+import type { SiteContext } from '@app/stats';
+import {
+  ApiProcess,
+  CLI_ENTRY,
+  ensureCliBuilt,
+  readOnlyApiUrl,
+  startApiProcess,
+  waitForBuild,
+} from '../fault/api-process';
+import { attack, rssMb, statusCodes } from '../load';
+import { AppConfig, loadConfig } from '@app/config';
+import { DatabaseConnector } from '@app/db';
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  BIG_SITE_EVENTS,
+  BIG_SITE_GOALS,
+  DatasetSummary,
+  SiteProfile,
+  siteProfiles,
+  writeDataset,
+} from './dataset';
+import { Endpoint, endpoints, pathOf, siteToday } from './endpoints';
+import type { RawReports } from './raw-context';
+import { firstDifference } from './parity';
+
+export const ENGINES = ['mariadb'] as const;
+
+export interface BenchOptions {
+  engine: string;
+  scale: number;
+  seed: number;
+  smallSites: number;
+  /** Timed requests per endpoint (after one warm-up request). */
+  requests: number;
+  /** In-process raw computations per report. */
+  rawRuns: number;
+  connections: number;
+  /** Seconds of autocannon per route, and per phase of the cache comparison. */
+  duration: number;
+  /** The latency phase of one endpoint stops after this many seconds (with at least rawRuns requests). */
+  endpointSeconds: number;
+  timezone: string;
+  now?: Date;
+  /** MySQL URL of the server the benchmark creates its database on. */
+  server: string;
+  dataDir?: string;
+  keep: boolean;
+  /** Progress bars and the CLI's own bars on stderr (a terminal only). */
+  progress: boolean;
+  log: (line: string) => void;
+}
+
+export const DEFAULT_OPTIONS: BenchOptions = {
+  engine: 'mariadb',
+  scale: 1,
+  seed: 42,
+  smallSites: 1000,
+  requests: 50,
+  rawRuns: 3,
+  connections: 50,
+  duration: 30,
+  endpointSeconds: 300,
+  timezone: 'America/New_York',
+  server: process.env.BENCH_DATABASE_URL || process.env.DATABASE_URL || 'mysql://root@127.0.0.1:3306',
+  keep: false,
+  progress: Boolean(process.stderr.isTTY),
+  log: (line) => process.stderr.write(`${line}\n`),
+};
+
+/** A CLI command's `--json` result, plus its wall time (process start and boot included). */
+export interface CliFigures {
+  [field: string]: number | string | boolean | null;
+  wall_seconds: number;
+}
+
+export interface ImportFigures extends CliFigures {
+  hits_per_second: number;
+}
+
+export interface LatencyFigures {
+  requests: number;
+  errors: number;
+  status_codes: Record<string, number>;
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  mean_ms: number;
+  max_ms: number;
+  /** p50 of the requests answered 200; undefined when none was. */
+  answered_p50_ms?: number;
+  /** True when the phase stopped at endpointSeconds before `requests` were timed. */
+  capped: boolean;
+}
+
+export interface ThroughputFigures {
+  route: string;
+  connections: number;
+  seconds: number;
+  requests_per_second: number;
+  requests: number;
+  p50_ms: number;
+  p99_ms: number;
+  non_2xx: number;
+  errors: number;
+  timeouts: number;
+  status_codes: Record<string, number>;
+  rss_peak_mb: number;
+}
+
+export interface EndpointResult {
+  name: string;
+  route: string;
+  target: Endpoint['target'];
+  latency: LatencyFigures;
+  raw?: { runs: number; times_ms: number[]; median_ms: number };
+  /** Raw median ÷ HTTP p50 of the requests answered 200. */
+  speedup?: number;
+  parity?: { compared: number; agreed: number; differences: string[]; not_compared: string[] };
+}
+
+export interface BenchResults {
+  started_at: string;
+  finished_at: string;
+  options: Omit<BenchOptions, 'log' | 'server' | 'progress' | 'now'> & { now: string };
+  machine: {
+    cpus: number;
+    cpu_model: string;
+    memory_gb: number;
+    node: string;
+    load_average_start: number[];
+    load_average_end: number[];
+  };
+  mariadb: { version: string; settings: Record<string, string> };
+  database: string;
+  dataset: DatasetSummary;
+  site: { id: number; timezone: string; today: string };
+  rows: Record<string, number>;
+  ingest: {
+    import_empty: ImportFigures;
+    aggregate_backfill: CliFigures;
+    import_hour: ImportFigures;
+    aggregate_hour: CliFigures;
+    import_populated: ImportFigures;
+    aggregate_day: CliFigures;
+  };
+  endpoints: EndpointResult[];
+  throughput: ThroughputFigures[];
+  cache: {
+    path: string;
+    overview_hit: ThroughputFigures;
+    health_live: ThroughputFigures;
+    ratio: number;
+  };
+  api_rss_mb: { peak: number; after_throughput: number };
+  /** Wall seconds of each phase of the run. */
+  phases: Record<string, number>;
+  parity_ok: boolean;
+  file?: string;
+}
+
+/** MariaDB settings that decide ingest and report speed, as the server reports them. */
+const SETTINGS = [
+  'innodb_buffer_pool_size',
+  'innodb_log_file_size',
+  'innodb_log_buffer_size',
+  'innodb_flush_log_at_trx_commit',
+  'innodb_flush_method',
+  'innodb_io_capacity',
+  'innodb_doublewrite',
+  'innodb_adaptive_hash_index',
+  'sync_binlog',
+  'log_bin',
+  'max_connections',
+  'tmp_table_size',
+  'max_heap_table_size',
+  'sort_buffer_size',
+  'join_buffer_size',
+  'optimizer_switch',
+];
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+/** Nearest-rank percentile of already sorted values. */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+}
+
+const median = (values: number[]) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
+
+function serverConnection(server: string): Promise<Connection> {
+  const url = new URL(server);
+  return createConnection({
+    host: url.hostname,
+    port: Number(url.port || 3306),
+    user: decodeURIComponent(url.username || 'root'),
+    password: decodeURIComponent(url.password),
+    multipleStatements: false,
+  });
+}
+
+function databaseUrl(server: string, database: string): string {
+  const url = new URL(server);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** Runs the built CLI with `--json`; its progress bars reach the terminal when `progress`. */
+async function cli(args: string[], env: NodeJS.ProcessEnv, progress: boolean): Promise<CliFigures> {
+  ensureCliBuilt();
+  await waitForBuild(CLI_ENTRY);
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child: ChildProcess = spawn(process.execPath, [CLI_ENTRY, ...args, '--json'], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', progress ? 'inherit' : 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`cli ${args.join(' ')} exited ${code}: ${stderr}${stdout}`));
+      try {
+        const json = JSON.parse(stdout) as Record<string, number | string | boolean | null>;
+        resolve({ ...json, wall_seconds: round((Date.now() - started) / 1000, 2) });
+      } catch {
+        reject(new Error(`cli ${args.join(' ')} printed no JSON: ${stdout}`));
+      }
+    });
+  });
+}
+
+const importFigures = (figures: CliFigures): ImportFigures => ({
+  ...figures,
+  hits_per_second: Math.round(Number(figures.lines) / Number(figures.seconds)),
+});
+
+/** Creates the user, its key, and the sites with their goals and events; returns the key. */
+async function createSites(dbUrl: string, database: string, profiles: SiteProfile[]): Promise<string> {
+  const { CliModule, CliProgram } = await import('../../apps/cli/src/cli.module');
+  const { AdminService } = await import('../../apps/cli/src/admin.service');
+  const moduleRef = await Test.createTestingModule({ imports: [CliModule] })
+    // The commander program belongs to a command-line run; only AdminService is used here.
+    .overrideProvider(CliProgram)
+    .useValue({})
+    .overrideProvider(AppConfig)
+    .useValue(loadConfig({ ...process.env, DATABASE_URL: dbUrl, API_DATABASE_URL: '', LOG_LEVEL: 'silent' }))
+    .setLogger(new ConsoleLogger({ logLevels: ['error', 'fatal'] }))
+    .compile();
+  const db = moduleRef.get(DatabaseConnector);
+  await db.connect();
+  try {
+    const admin = moduleRef.get(AdminService);
+    const user = await admin.createUser(`bench@${database}.example`);
+    for (const profile of profiles) {
+      const site = await admin.createSite({
+        name: profile.big ? 'Bench' : `Small ${profile.index}`,
+        domain: profile.big ? 'bench.example' : `s${profile.index}.example`,
+        timezone: profile.timezone,
+        currency: profile.currency,
+        tracking: profile.tracking,
+      });
+      profile.id = site.id;
+      // The big site and a few small ones: the key's site list has more than one entry.
+      if (profile.index <= 5) await admin.addMember(site.id, user.id);
+    }
+    const big = profiles[0];
+    for (const name of BIG_SITE_EVENTS) await admin.registerEvent(big.id, name);
+    for (const goal of BIG_SITE_GOALS)
+      await admin.createGoal(big.id, goal.name, goal.event ? { event: goal.event } : { path: goal.path });
+    return (await admin.createKey(user.id, 'bench')).secret;
+  } finally {
+    await db.close();
+    await moduleRef.close();
+  }
+}
+
+/** Waits until the API's pool is idle (requests left over from autocannon have finished). */
+async function settle(api: ApiProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const text = await (await fetch(`${api.url}/metrics`)).text();
+    const busy = /db_pool_connections\{state="(in_use|waiting)"\} (\d+)/g;
+    let total = 0;
+    for (const m of text.matchAll(busy)) total += Number(m[2]);
+    if (total === 0) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+async function timedGet(url: string, key: string): Promise<{ status: number; ms: number; body: string }> {
+  const started = process.hrtime.bigint();
+  const res = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+  const body = await res.text();
+  return { status: res.status, ms: Number(process.hrtime.bigint() - started) / 1e6, body };
+}
+
+function latencyFigures(times: number[], statuses: number[], capped: boolean): LatencyFigures {
+  const sorted = [...times].sort((a, b) => a - b);
+  const answered = times.filter((_, i) => statuses[i] === 200).sort((a, b) => a - b);
+  const codes: Record<string, number> = {};
+  for (const s of statuses) codes[s] = (codes[s] ?? 0) + 1;
+  return {
+    requests: times.length,
+    errors: statuses.filter((s) => s !== 200).length,
+    status_codes: codes,
+    p50_ms: round(percentile(sorted, 50)),
+    p95_ms: round(percentile(sorted, 95)),
+    p99_ms: round(percentile(sorted, 99)),
+    mean_ms: round(times.reduce((a, b) => a + b, 0) / Math.max(1, times.length)),
+    max_ms: round(sorted[sorted.length - 1] ?? NaN),
+    answered_p50_ms: answered.length ? round(percentile(answered, 50)) : undefined,
+    capped,
+  };
+}
+
+async function throughputRun(
+  api: ApiProcess,
+  route: string,
+  connections: number,
+  seconds: number,
+  pick: () => { path: string; key: string },
+): Promise<ThroughputFigures> {
+  const pid = api.child.pid!;
+  let peak = rssMb(pid);
+  const result = await attack(api.url, connections, seconds, pick, () => {
+    peak = Math.max(peak, rssMb(pid));
+  });
+  return {
+    route,
+    connections,
+    seconds,
+    // Completed requests over the run's length: autocannon's per-second average reads 0 for a
+    // short run of slow requests.
+    requests_per_second: round(result.requests.total / Math.max(result.duration, 0.001)),
+    requests: result.requests.total,
+    p50_ms: result.requests.total > 0 ? result.latency.p50 : NaN,
+    p99_ms: result.requests.total > 0 ? result.latency.p99 : NaN,
+    non_2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    status_codes: statusCodes(result),
+    rss_peak_mb: Math.max(peak, rssMb(pid)),
+  };
+}
+
+class Progress {
+  private bar?: SingleBar;
+
+  constructor(private readonly enabled: boolean) {}
+
+  start(format: string, total: number): void {
+    if (!this.enabled) return;
+    this.bar = new SingleBar({ format, stream: process.stderr, hideCursor: true, fps: 5, etaBuffer: 50 });
+    this.bar.start(total, 0);
+  }
+
+  increment(n = 1): void {
+    this.bar?.increment(n);
+  }
+
+  stop(): void {
+    this.bar?.stop();
+    this.bar = undefined;
+  }
+}
+
+export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<BenchResults> {
+  const options: BenchOptions = { ...DEFAULT_OPTIONS, ...overrides };
+  const { log } = options;
+  if (!(ENGINES as readonly string[]).includes(options.engine))
+    throw new Error(
+      `--engine ${options.engine} is not supported: the benchmark runs on ${ENGINES.join(', ')} only ` +
+        '(SQLite support comes with the SQLite engine)',
+    );
+  // The CLI's and the API's modules are loaded in this process one after the other (below);
+  // Nest would warn that both register a default data source. They never run at once.
+  Logger.overrideLogger(['error', 'fatal']);
+  const startedAt = new Date();
+  const now = options.now ?? startedAt;
+  const database = `stats_bench_${Date.now().toString(36)}`;
+  const dbUrl = databaseUrl(options.server, database);
+  // The API runs as the read-only account `migrate` creates (it refuses a user that can write).
+  const apiUrl = readOnlyApiUrl(dbUrl, `bench_api_${Date.now().toString(36)}`);
+  const env = { DATABASE_URL: dbUrl, API_DATABASE_URL: apiUrl, REDIS_URL: '', LOG_LEVEL: 'warn' };
+  // One key reads one site here: per-key and per-site concurrency caps (where the API has them)
+  // and the rate limit are set out of reach, as `npm run load` does for its throughput runs.
+  const apiEnv = {
+    ...env,
+    RATE_LIMIT_PER_MINUTE: '1000000000',
+    REPORT_CONCURRENCY_PER_KEY: '1000',
+    REPORT_CONCURRENCY_PER_SITE: '1000',
+  };
+  const dataDir = options.dataDir ?? path.join(tmpdir(), `${database}-data`);
+  const progress = new Progress(options.progress);
+  const admin = await serverConnection(options.server);
+  const processes: ApiProcess[] = [];
+  let raw: RawReports | undefined;
+  const phases: Record<string, number> = {};
+  let phaseStarted = Date.now();
+  const phase = (name: string) => {
+    phases[name] = round((Date.now() - phaseStarted) / 1000);
+    phaseStarted = Date.now();
+  };
+
+  try {
+    const [[version]] = await admin.query<RowDataPacket[]>('SELECT VERSION() AS v');
+    const [settingRows] = await admin.query<RowDataPacket[]>(
+      `SHOW GLOBAL VARIABLES WHERE Variable_name IN (${SETTINGS.map(() => '?').join(',')})`,
+      SETTINGS,
+    );
+    const mariadb = {
+      version: String(version.v),
+      settings: Object.fromEntries(settingRows.map((r) => [String(r.Variable_name), String(r.Value)])),
+    };
+    const machine = {
+      cpus: cpus().length,
+      cpu_model: cpus()[0]?.model ?? 'unknown',
+      memory_gb: round(totalmem() / 2 ** 30),
+      node: process.version,
+      load_average_start: loadavg().map((n) => round(n, 2)),
+      load_average_end: [] as number[],
+    };
+    log(
+      `machine: ${machine.cpus} cores (${machine.cpu_model}), ${machine.memory_gb} GB; load ${machine.load_average_start.join(' ')}`,
+    );
+    log(
+      `MariaDB ${mariadb.version}: innodb_buffer_pool_size ${mariadb.settings.innodb_buffer_pool_size}, ` +
+        `innodb_log_file_size ${mariadb.settings.innodb_log_file_size}, ` +
+        `innodb_flush_log_at_trx_commit ${mariadb.settings.innodb_flush_log_at_trx_commit}`,
+    );
+
+    // Sites, the user and its key, registered events and goals: the operator's AdminService
+    // (what sites:create, keys:create, goals:create… run), in-process to spare 1,000 CLI boots.
+    log(`database ${database}: migrate, sites, goals, events…`);
+    await cli(['migrate'], env, false);
+    const profiles = siteProfiles({
+      scale: options.scale,
+      seed: options.seed,
+      smallSites: options.smallSites,
+      bigSiteTimezone: options.timezone,
+    });
+    const big = profiles[0];
+    const key = await createSites(dbUrl, database, profiles);
+    phase('setup');
+    log(`generating scale ${options.scale} (seed ${options.seed}) into ${dataDir}…`);
+    progress.start('generate [{bar}] {percentage}% | {value}/{total} hours', 30 * 24);
+    const dataset = await writeDataset(
+      {
+        scale: options.scale,
+        seed: options.seed,
+        smallSites: options.smallSites,
+        now,
+        dir: dataDir,
+        bigSiteTimezone: options.timezone,
+        onHits: () => progress.increment(),
+      },
+      profiles,
+    );
+    progress.stop();
+    log(
+      `dataset: big site ${dataset.big_site.pageviews} pageviews, ${dataset.big_site.sessions} sessions, ` +
+        `${dataset.big_site.hits} hits; ${dataset.small_sites.sites} small sites ${dataset.small_sites.hits} hits; ` +
+        `${dataset.lines.main} + ${dataset.lines.hour} lines (${dataset.seconds} s)`,
+    );
+
+    phase('generate');
+    log('import into empty tables…');
+    const importEmpty = importFigures(await cli(['import', dataset.files.main], env, options.progress));
+    log(`  ${importEmpty.hits_per_second} hits/s (${String(importEmpty.seconds)} s)`);
+    log('aggregate (full backfill)…');
+    const aggregateBackfill = await cli(['aggregate'], env, options.progress);
+    log(`  ${String(aggregateBackfill.seconds)} s`);
+    log('import and aggregate one more hour…');
+    const importHour = importFigures(await cli(['import', dataset.files.hour], env, false));
+    const aggregateHour = await cli(['aggregate'], env, false);
+    log(`  aggregate ${String(aggregateHour.seconds)} s`);
+
+    phase('import_and_aggregate');
+    const site: SiteContext = {
+      id: big.id,
+      timezone: big.timezone,
+      currency: big.currency,
+      trackingMode: big.tracking,
+    };
+    const today = siteToday(site);
+    const list = endpoints(today);
+    const [countRows] = await admin.query<RowDataPacket[]>(
+      `SELECT (SELECT COUNT(*) FROM \`${database}\`.hits) AS hits,
+              (SELECT COUNT(*) FROM \`${database}\`.hits WHERE site_id = ?) AS site_hits,
+              (SELECT COUNT(*) FROM \`${database}\`.sessions) AS sessions,
+              (SELECT COUNT(*) FROM \`${database}\`.sessions WHERE site_id = ?) AS site_sessions,
+              (SELECT COUNT(*) FROM \`${database}\`.orders WHERE site_id = ?) AS site_orders`,
+      [site.id, site.id, site.id],
+    );
+    const rows = Object.fromEntries(Object.entries(countRows[0]).map(([k, v]) => [k, Number(v)]));
+
+    // Latency: the production path over HTTP, report cache off, one request at a time; then,
+    // right after each report (so that both see the same load on the machine), the same
+    // requests' raw computation in-process without the time budget: speed-up and parity.
+    const api = await startApiProcess({ ...apiEnv, REPORT_CACHE_MB: '0' }, { discardStdout: true });
+    processes.push(api);
+    raw = await (await import('./raw-context')).RawReports.open(dbUrl, apiUrl);
+    const results: EndpointResult[] = [];
+    let parityOk = true;
+    for (const endpoint of list) {
+      const url = (n: number) => `${api.url}${pathOf(endpoint, site.id, n)}`;
+      await timedGet(url(0), key);
+      const times: number[] = [];
+      const statuses: number[] = [];
+      const kept: Array<{ status: number; body: string }> = [];
+      const started = Date.now();
+      let capped = false;
+      for (let n = 0; n < options.requests; n++) {
+        if (n >= options.rawRuns && Date.now() - started > options.endpointSeconds * 1000) {
+          capped = true;
+          break;
+        }
+        const r = await timedGet(url(n), key);
+        times.push(r.ms);
+        statuses.push(r.status);
+        if (n < options.rawRuns) kept.push({ status: r.status, body: r.body });
+      }
+      const latency = latencyFigures(times, statuses, capped);
+      const result: EndpointResult = {
+        name: endpoint.name,
+        route: endpoint.route,
+        target: endpoint.target,
+        latency,
+      };
+      results.push(result);
+      log(
+        `${endpoint.name.padEnd(24)} p50 ${String(latency.p50_ms).padStart(8)} ms  p95 ${String(latency.p95_ms).padStart(8)} ms  ` +
+          `p99 ${String(latency.p99_ms).padStart(8)} ms  (${latency.requests} requests${latency.errors ? `, ${latency.errors} not 200` : ''})`,
+      );
+      if (!endpoint.raw) continue;
+
+      const rawTimes: number[] = [];
+      const parity = { compared: 0, agreed: 0, differences: [] as string[], not_compared: [] as string[] };
+      for (let n = 0; n < options.rawRuns; n++) {
+        const { body, ms } = await raw.run(endpoint, site, endpoint.params(n));
+        rawTimes.push(ms);
+        const http = kept[n];
+        if (!http || http.status !== 200) {
+          parity.not_compared.push(`request ${n}: HTTP ${http?.status ?? 'not sent'}`);
+          continue;
+        }
+        parity.compared++;
+        const difference = firstDifference(JSON.parse(http.body), body);
+        if (difference)
+          parity.differences.push(`request ${n} (${pathOf(endpoint, site.id, n)}): ${difference}`);
+        else parity.agreed++;
+      }
+      // A request answered 503 (time budget) cannot be compared; it is listed, not a failure.
+      if (parity.differences.length > 0) parityOk = false;
+      const rawMedian = round(median(rawTimes));
+      result.raw = { runs: rawTimes.length, times_ms: rawTimes.map((t) => round(t)), median_ms: rawMedian };
+      // Against the answered requests only: a 503 at the time budget is no speed.
+      if (latency.answered_p50_ms !== undefined)
+        result.speedup = round(rawMedian / latency.answered_p50_ms, 2);
+      result.parity = parity;
+      log(
+        `${'  raw'.padEnd(24)} median ${String(rawMedian).padStart(5)} ms  speed-up ${result.speedup ?? '—'}×  ` +
+          `parity ${parity.agreed}/${parity.compared}${parity.differences.length ? ` DIFFERS: ${parity.differences[0]}` : ''}`,
+      );
+    }
+    await raw.close();
+    raw = undefined;
+
+    phase('latency_and_raw');
+    // Throughput: every route under autocannon, one route at a time, cache still off.
+    const throughput: ThroughputFigures[] = [];
+    // Light routes first: requests of a slow route still queued in the API's pool when its run
+    // ends would otherwise hold up the next route's run.
+    const routes = [...new Set(list.map((e) => e.route))].sort(
+      (a, b) =>
+        Number(list.some((e) => e.route === a && e.raw)) - Number(list.some((e) => e.route === b && e.raw)),
+    );
+    for (const route of routes) {
+      const variants = list.filter((e) => e.route === route);
+      let n = 0;
+      const pick = () => {
+        const endpoint = variants[n % variants.length];
+        const path = pathOf(
+          endpoint,
+          site.id,
+          Math.floor(n / variants.length) % Math.max(options.requests, 1),
+        );
+        n++;
+        return { path, key };
+      };
+      await settle(api);
+      const figures = await throughputRun(api, route, options.connections, options.duration, pick);
+      throughput.push(figures);
+      log(
+        `load ${route.padEnd(48)} ${String(figures.requests_per_second).padStart(6)} req/s  p50 ${figures.p50_ms} ms  ` +
+          `p99 ${figures.p99_ms} ms  non-2xx ${figures.non_2xx}  errors ${figures.errors}  RSS ${figures.rss_peak_mb} MB`,
+      );
+    }
+    await settle(api);
+    const rssAfter = rssMb(api.child.pid!);
+    await api.stop();
+
+    // Repeated identical requests: cache on, the same overview again and again vs /health/live.
+    const cached = await startApiProcess({ ...apiEnv, REPORT_CACHE_MB: '64' }, { discardStdout: true });
+    processes.push(cached);
+    const overview = list.find((e) => e.name === 'overview')!;
+    const overviewPath = pathOf(overview, site.id, 1);
+    await timedGet(`${cached.url}${overviewPath}`, key);
+    const overviewHit = await throughputRun(
+      cached,
+      overview.route,
+      options.connections,
+      options.duration,
+      () => ({
+        path: overviewPath,
+        key,
+      }),
+    );
+    const live = await throughputRun(cached, '/health/live', options.connections, options.duration, () => ({
+      path: '/health/live',
+      key,
+    }));
+    await cached.stop();
+    const ratio = round(overviewHit.requests_per_second / Math.max(1, live.requests_per_second), 2);
+    log(
+      `cache: overview ${overviewHit.requests_per_second} req/s, /health/live ${live.requests_per_second} req/s, ratio ${ratio}`,
+    );
+
+    phase('throughput_and_cache');
+    log('import the last day again as new hits (tables already loaded)…');
+    const importPopulated = importFigures(await cli(['import', dataset.files.again], env, options.progress));
+    const aggregateDay = await cli(['aggregate'], env, false);
+    log(`  ${importPopulated.hits_per_second} hits/s; aggregate ${String(aggregateDay.seconds)} s`);
+
+    phase('import_again');
+    machine.load_average_end = loadavg().map((n) => round(n, 2));
+    const finished: BenchResults = {
+      started_at: startedAt.toISOString(),
+      finished_at: new Date().toISOString(),
+      options: {
+        engine: options.engine,
+        scale: options.scale,
+        seed: options.seed,
+        smallSites: options.smallSites,
+        requests: options.requests,
+        rawRuns: options.rawRuns,
+        connections: options.connections,
+        duration: options.duration,
+        endpointSeconds: options.endpointSeconds,
+        timezone: options.timezone,
+        now: now.toISOString(),
+        dataDir,
+        keep: options.keep,
+      },
+      machine,
+      mariadb,
+      database,
+      dataset,
+      site: { id: site.id, timezone: site.timezone, today },
+      rows,
+      ingest: {
+        import_empty: importEmpty,
+        aggregate_backfill: aggregateBackfill,
+        import_hour: importHour,
+        aggregate_hour: aggregateHour,
+        import_populated: importPopulated,
+        aggregate_day: aggregateDay,
+      },
+      endpoints: results,
+      throughput,
+      cache: { path: overviewPath, overview_hit: overviewHit, health_live: live, ratio },
+      api_rss_mb: {
+        peak: Math.max(...throughput.map((t) => t.rss_peak_mb), overviewHit.rss_peak_mb, live.rss_peak_mb),
+        after_throughput: rssAfter,
+      },
+      phases,
+      parity_ok: parityOk,
+    };
+    return finished;
+  } finally {
+    progress.stop();
+    await raw?.close();
+    for (const p of processes) await p.stop('SIGTERM');
+    if (!options.keep) {
+      await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
+      await admin.query('DROP USER IF EXISTS ?@?', [new URL(apiUrl).username, '%']);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+    await admin.end();
+  }
+}
+
+/** Writes the results under bench/ (gitignored) and returns the file's path. */
+export function writeResults(results: BenchResults, dir = path.join(__dirname, '../../bench')): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `results-bench-${results.started_at.replace(/[:.]/g, '-')}.json`);
+  writeFileSync(file, `${JSON.stringify({ ...results, file: undefined }, null, 2)}\n`);
+  return file;
+}
