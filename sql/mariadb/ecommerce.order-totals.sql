@@ -10,7 +10,7 @@ SELECT
     SUM(
       (
         SELECT
-          SUM(i.quantity)
+          SUM(`i`.`quantity`)
         FROM
           order_items i
         WHERE

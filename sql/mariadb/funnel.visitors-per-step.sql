@@ -48,7 +48,7 @@ FROM
             SELECT
               x.seq
             FROM
-              hits x
+              hits x FORCE INDEX (ix_hits_site_visitor)
             WHERE
               `x`.`site_id` = ?
               AND x.visitor_id = w.visitor_id

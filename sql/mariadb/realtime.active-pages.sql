@@ -6,7 +6,7 @@
 --   $4 = 10
 SELECT
   h.path AS `value`,
-  COUNT(DISTINCT h.visitor_id) AS `active_visitors`
+  COUNT(DISTINCT `h`.`visitor_id`) AS `active_visitors`
 FROM
   `hits` AS `h`
 WHERE

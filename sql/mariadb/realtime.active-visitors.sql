@@ -4,7 +4,7 @@
 --   $2 = 2026-04-02T11:30:00.000Z
 --   $3 = 2026-04-02T12:00:00.000Z
 SELECT
-  COUNT(DISTINCT h.visitor_id) AS `n`
+  COUNT(DISTINCT `h`.`visitor_id`) AS `n`
 FROM
   `hits` AS `h`
 WHERE

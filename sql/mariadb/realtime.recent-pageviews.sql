@@ -12,7 +12,7 @@ SELECT
       SELECT
         `f`.`country`
       FROM
-        hits f
+        hits f FORCE INDEX (ix_hits_site_session)
       WHERE
         f.site_id = `h`.`site_id`
         AND f.session_id = `h`.`session_id`
@@ -29,7 +29,7 @@ SELECT
       SELECT
         `f`.`device`
       FROM
-        hits f
+        hits f FORCE INDEX (ix_hits_site_session)
       WHERE
         f.site_id = `h`.`site_id`
         AND f.session_id = `h`.`session_id`

@@ -3,6 +3,8 @@
 --   $1 = 7
 --   $2 = 7
 --   $3 = 7
+--   $4 = 7
+--   $5 = 7
 SELECT
   (
     SELECT
@@ -14,7 +16,7 @@ SELECT
   ) AS `data`,
   (
     SELECT
-      CONCAT(COUNT(*), ':', COALESCE(MAX(id), 0)) AS `g`
+      COUNT(*) AS `n`
     FROM
       `goals`
     WHERE
@@ -22,9 +24,25 @@ SELECT
   ) AS `goals`,
   (
     SELECT
-      CONCAT(COUNT(*), ':', COALESCE(MAX(id), 0)) AS `e`
+      COALESCE(MAX(id), 0) AS `m`
+    FROM
+      `goals`
+    WHERE
+      `site_id` = ?
+  ) AS `last_goal`,
+  (
+    SELECT
+      COUNT(*) AS `n`
     FROM
       `registered_events`
     WHERE
       `site_id` = ?
-  ) AS `events`;
+  ) AS `events`,
+  (
+    SELECT
+      COALESCE(MAX(id), 0) AS `m`
+    FROM
+      `registered_events`
+    WHERE
+      `site_id` = ?
+  ) AS `last_event`;

@@ -1,5 +1,10 @@
 import { mariadbDialect, mysqlDialect } from './dialect';
-import { isDatabaseUnavailableError } from './driver-errors';
+import {
+  isDatabaseUnavailableError,
+  isRefusedRowError,
+  isTransientLockError,
+  refusalReason,
+} from './driver-errors';
 
 const driver = (fields: Record<string, unknown>, message = 'driver error') =>
   Object.assign(new Error(message), fields);
@@ -45,5 +50,37 @@ describe.each([mariadbDialect, mysqlDialect])('isTimeBudgetError of the $name di
     expect(dialect.isTimeBudgetError(wrapped(driver({ errno: 1969 })))).toBe(true);
     expect(dialect.isTimeBudgetError(wrapped(driver({ errno: 3024 })))).toBe(true);
     expect(dialect.isTimeBudgetError(wrapped(driver({ errno: 1064 })))).toBe(false);
+  });
+});
+
+describe(isRefusedRowError.name, () => {
+  it.each([
+    [{ errno: 1062, sqlState: '23000' }, true],
+    [{ driverError: { errno: 4025, sqlState: '23000', sqlMessage: 'CONSTRAINT `c` failed' } }, true],
+    [{ errno: 1366, sqlState: 'HY000' }, true],
+    [{ errno: 1406, sqlState: '22001' }, true],
+    [{ errno: 1213, sqlState: '40001', code: 'ER_LOCK_DEADLOCK' }, false],
+    [{ code: 'ECONNRESET' }, false],
+    [{ errno: 1064, sqlState: '42000' }, false],
+    [new Error('Pool is closed'), false],
+  ])('classifies %j as %s', (error, refused) => {
+    expect(isRefusedRowError(error)).toBe(refused);
+  });
+
+  it("words the refusal with the server's message, not the statement", () => {
+    expect(refusalReason({ driverError: { sqlMessage: 'CONSTRAINT `c` failed', message: 'INSERT …' } })).toBe(
+      'CONSTRAINT `c` failed',
+    );
+  });
+});
+
+describe(isTransientLockError.name, () => {
+  it.each([
+    [{ errno: 1213, sqlState: '40001', code: 'ER_LOCK_DEADLOCK' }, true],
+    [{ driverError: { code: 'ER_LOCK_WAIT_TIMEOUT' } }, true],
+    [{ errno: 1062, sqlState: '23000', code: 'ER_DUP_ENTRY' }, false],
+    [new Error('Pool is closed'), false],
+  ])('classifies %j as %s', (error, transient) => {
+    expect(isTransientLockError(error)).toBe(transient);
   });
 });

@@ -1,5 +1,6 @@
 import { SqlDialect } from '@app/db';
-import { SCROLL_DEPTH_BUCKETS } from '@app/stats/sql/metrics';
+import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
+import { sql } from 'kysely';
 import { EntityManager } from 'typeorm';
 import { Hit } from './hit';
 
@@ -105,19 +106,23 @@ const HIT_ROLLUP_SUMS = [
  * the rows just stored, so the rollup holds exactly the stored (rounded) values.
  */
 async function addToHitRollups(em: EntityManager, dialect: SqlDialect, siteId: number, pageviews: Hit[]) {
+  // The metrics are the report's own (pageviewMetrics, scrollDepthCounts), over the rows just stored.
+  const m = pageviewMetrics('h');
+  const bucket = sql.raw<Date>(dialect.floorToQuarterHour('h.ts'));
+  // Aliases other than the rollup's column names: ON DUPLICATE KEY UPDATE must not see them.
+  const sums = [m.pageviews, m.timedPageviews, m.timeOnPageSum, ...scrollDepthCounts('h')];
   for (let i = 0; i < pageviews.length; i += ROLLUP_IDS_PER_STATEMENT) {
     const ids = pageviews.slice(i, i + ROLLUP_IDS_PER_STATEMENT).map((h) => h.id);
-    const bucket = dialect.floorToQuarterHour('ts');
+    const select = dialect.builder
+      .selectFrom('hits as h')
+      .select(['h.site_id', bucket.as('b'), ...sums.map((sum, n) => sum.as(`v${n}`))])
+      .where('h.site_id', '=', siteId)
+      .where('h.hit_id', 'in', ids)
+      .groupBy(['h.site_id', bucket])
+      .compile();
     await em.query(
-      dialect.upsertAddSelect(
-        'hit_rollups',
-        ['site_id', 'bucket'],
-        HIT_ROLLUP_SUMS,
-        `SELECT site_id, ${bucket}, COUNT(*), COUNT(time_on_page_seconds), COALESCE(SUM(time_on_page_seconds), 0),
-           ${SCROLL_DEPTH_BUCKETS.map((b) => `COALESCE(SUM(scroll_depth BETWEEN ${b.min} AND ${b.max}), 0)`).join(', ')}
-         FROM hits WHERE site_id = ? AND hit_id IN (${ids.map(() => '?').join(',')}) GROUP BY site_id, ${bucket}`,
-      ),
-      [siteId, ...ids],
+      dialect.upsertAddSelect('hit_rollups', ['site_id', 'bucket'], HIT_ROLLUP_SUMS, select.sql),
+      [...select.parameters],
     );
   }
 }

@@ -1,4 +1,4 @@
-import { bumpDataVersions, Sql } from '@app/db';
+import { bumpDataVersions, isRefusedRowError, refusalReason, Sql } from '@app/db';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
@@ -7,7 +7,7 @@ import { Hit, SiteFacts } from './hit';
 import { HitRejection, parseHitLine } from './hit-parser';
 import { writeHitBatch } from './hit-writer';
 import { readLines } from './line-reader';
-import { isRefusedRowError, refusalReason, withDeadlockRetry } from './retry';
+import { withDeadlockRetry } from './retry';
 
 export const IMPORT_BATCH_SIZE = 1000;
 const MAX_LINE_BYTES = 1024 * 1024;

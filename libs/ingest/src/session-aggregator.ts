@@ -1,5 +1,11 @@
 import { bumpDataVersions, Sql } from '@app/db';
-import { attributeOrMissing, hitOrderSql, isBounceSql, SESSION_ATTRIBUTES } from '@app/stats/definitions';
+import {
+  attributeOrMissing,
+  HITS_BY_SESSION,
+  hitOrderSql,
+  isBounceSql,
+  SESSION_ATTRIBUTES,
+} from '@app/stats/definitions';
 import {
   fromMillis,
   PathRollupDelta,
@@ -222,7 +228,9 @@ export class SessionAggregator {
   /**
    * One set-based statement: every queued session of a site recomputed from all its hits.
    * The first hit, first pageview and last pageview are picked by index-ordered LIMIT 1
-   * subqueries (ix_hits_site_session is (site_id, session_id, ts, seq)). A single pass with
+   * subqueries through ix_hits_site_session, (site_id, session_id, ts, seq), named in the SQL:
+   * left to statistics taken while the table was small, MariaDB chose (site_id, ts) instead
+   * and scanned every hit of the site for each session (the demo's aggregate took minutes). A single pass with
    * several ROW_NUMBER() windows was tried first and MariaDB 10.11 mixed up which row was
    * first when the windows had different PARTITION BY lists.
    */
@@ -232,7 +240,7 @@ export class SessionAggregator {
   ): { sql: string; parameters: readonly unknown[] } {
     const d = this.sql.dialect;
     const pick = (column: string, pageviewsOnly: boolean, direction: 'asc' | 'desc') =>
-      sql`(SELECT ${sql.ref(`x.${column}`)} FROM hits x WHERE x.site_id = a.site_id AND x.session_id = a.session_id${
+      sql`(SELECT ${sql.ref(`x.${column}`)} FROM ${sql.raw(d.tableWithIndex('hits', 'x', HITS_BY_SESSION))} WHERE x.site_id = a.site_id AND x.session_id = a.session_id${
         pageviewsOnly ? sql` AND x.type = 'pageview'` : sql``
       } ORDER BY ${sql.raw(hitOrderSql('x', direction))} LIMIT 1)`;
     return sql`${sql.raw(d.replaceInto('sessions', SESSION_COLUMNS))}

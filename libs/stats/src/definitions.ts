@@ -2,6 +2,7 @@
  * The metric definitions of SPEC §1, in one place. The aggregator derives sessions with
  * these; report queries reuse the same fragments, so "what is a bounce" exists once.
  */
+import type { SqlDialect } from '@app/db';
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 import { col } from './sql/where';
 
@@ -20,6 +21,13 @@ export const MISSING_ATTRIBUTE: Record<SessionAttribute, string> = {
 
 /** Hit order within a session or visitor: by timestamp, ties by import order. */
 export const HIT_ORDER = ['ts', 'seq'] as const;
+
+/**
+ * The indexes of `hits` that list a session's or a visitor's hits in HIT_ORDER: (site_id,
+ * session_id, ts, seq) and (site_id, visitor_id, ts), to which InnoDB appends the primary key seq.
+ */
+export const HITS_BY_SESSION = 'ix_hits_site_session';
+export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
 
 /** HIT_ORDER as an ORDER BY list over table alias `alias`, oldest first or newest first. */
 export function hitOrderSql(alias: string, direction: 'asc' | 'desc' = 'asc'): string {
@@ -82,6 +90,6 @@ export function attributeOrMissing(
  * SQL: `column` of the first hit (hit order) of the session that hit alias `hit` belongs to,
  * read from the raw hits, for reports that cannot wait for the aggregator (realtime).
  */
-export function firstHitOfSession(column: string, hit: string): RawBuilder<unknown> {
-  return sql`(SELECT ${sql.ref(`f.${column}`)} FROM hits f WHERE f.site_id = ${col(hit, 'site_id')} AND f.session_id = ${col(hit, 'session_id')} ORDER BY ${sql.raw(hitOrderSql('f'))} LIMIT 1)`;
+export function firstHitOfSession(dialect: SqlDialect, column: string, hit: string): RawBuilder<unknown> {
+  return sql`(SELECT ${sql.ref(`f.${column}`)} FROM ${sql.raw(dialect.tableWithIndex('hits', 'f', HITS_BY_SESSION))} WHERE f.site_id = ${col(hit, 'site_id')} AND f.session_id = ${col(hit, 'session_id')} ORDER BY ${sql.raw(hitOrderSql('f'))} LIMIT 1)`;
 }

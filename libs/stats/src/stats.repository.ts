@@ -74,23 +74,37 @@ export const sharedStatements = {
    * What a site's reports are computed from, as one comparable value: the data version that
    * imports and aggregation bump, and the goals and registered events (created by the CLI).
    */
-  dataVersion(
-    siteId: number,
-  ): ReportStatement<{ data: number | string | null; goals: string; events: string }> {
+  dataVersion(siteId: number): ReportStatement<{
+    data: number | string | null;
+    goals: number | string;
+    last_goal: number | string;
+    events: number | string;
+    last_event: number | string;
+  }> {
     return (d) =>
       d.builder
         .selectNoFrom((eb) => [
           eb.selectFrom('site_data_versions').select('version').where('site_id', '=', siteId).as('data'),
           eb
             .selectFrom('goals')
-            .select(sql<string>`CONCAT(COUNT(*), ':', COALESCE(MAX(id), 0))`.as('g'))
+            .select(sql<number>`COUNT(*)`.as('n'))
             .where('site_id', '=', siteId)
             .as('goals'),
           eb
+            .selectFrom('goals')
+            .select(sql<number>`COALESCE(MAX(id), 0)`.as('m'))
+            .where('site_id', '=', siteId)
+            .as('last_goal'),
+          eb
             .selectFrom('registered_events')
-            .select(sql<string>`CONCAT(COUNT(*), ':', COALESCE(MAX(id), 0))`.as('e'))
+            .select(sql<number>`COUNT(*)`.as('n'))
             .where('site_id', '=', siteId)
             .as('events'),
+          eb
+            .selectFrom('registered_events')
+            .select(sql<number>`COALESCE(MAX(id), 0)`.as('m'))
+            .where('site_id', '=', siteId)
+            .as('last_event'),
         ])
         .compile();
   },
@@ -136,7 +150,7 @@ export class StatsRepository {
 
   async dataVersion(siteId: number): Promise<string> {
     const [row] = await this.db.run(sharedStatements.dataVersion(siteId));
-    return `${row.data ?? 0}.${row.goals}.${row.events}`;
+    return `${row.data ?? 0}.${row.goals}:${row.last_goal}.${row.events}:${row.last_event}`;
   }
 
   async siteGoals(siteId: number): Promise<SiteGoal[]> {

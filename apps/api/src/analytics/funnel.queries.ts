@@ -3,6 +3,7 @@ import {
   decideTable,
   hitMatch,
   hitOrderSql,
+  HITS_BY_VISITOR,
   ReportDb,
   ReportStatement,
   StatsQuery,
@@ -55,7 +56,7 @@ export const funnelStatements = {
   UNION ALL
   SELECT w.visitor_id, w.t1, n.ts, n.seq, w.step + 1
   FROM walk w JOIN hits n ON n.seq = (
-    SELECT x.seq FROM hits x
+    SELECT x.seq FROM ${sql.raw(d.tableWithIndex('hits', 'x', HITS_BY_VISITOR))}
     WHERE ${col('x', 'site_id')} = ${query.site.id} AND x.visitor_id = w.visitor_id
       AND x.ts >= w.ts AND (x.ts > w.ts OR x.seq > w.seq) AND x.ts <= ${deadline}
       AND ${nextMatch}

@@ -1,7 +1,9 @@
 import {
   attributeOrMissing,
   firstHitOfSession,
+  hitMetrics,
   hitOrderSql,
+  pageviewMetrics,
   ReportDb,
   ReportStatement,
   where,
@@ -46,7 +48,7 @@ export const realtimeStatements = {
     return (d) =>
       d.builder
         .selectFrom('hits as h')
-        .select(sql<number | string>`COUNT(DISTINCT h.visitor_id)`.as('n'))
+        .select(hitMetrics('h').visitors.as('n'))
         .where(where.liveHits(w.siteId, w.since, w.until, 'h'))
         .compile();
   },
@@ -55,7 +57,7 @@ export const realtimeStatements = {
     return (d) =>
       d.builder
         .selectFrom('hits as h')
-        .select(sql<number | string>`COUNT(*)`.as('n'))
+        .select(pageviewMetrics('h').pageviews.as('n'))
         .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'pageview'))
         .compile();
   },
@@ -76,8 +78,8 @@ export const realtimeStatements = {
         .select([
           'h.ts',
           'h.path',
-          attributeOrMissing('country', firstHitOfSession('country', 'h')).as('country'),
-          attributeOrMissing('device', firstHitOfSession('device', 'h')).as('device'),
+          attributeOrMissing('country', firstHitOfSession(d, 'country', 'h')).as('country'),
+          attributeOrMissing('device', firstHitOfSession(d, 'device', 'h')).as('device'),
         ])
         .orderBy(newestFirst('h'))
         .compile();
@@ -101,10 +103,7 @@ export const realtimeStatements = {
     return (d) =>
       d.builder
         .selectFrom('hits as h')
-        .select([
-          sql<string>`h.path`.as('value'),
-          sql<number | string>`COUNT(DISTINCT h.visitor_id)`.as('active_visitors'),
-        ])
+        .select([sql<string>`h.path`.as('value'), hitMetrics('h').visitors.as('active_visitors')])
         .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'pageview'))
         .groupBy('h.path')
         .orderBy('active_visitors', 'desc')

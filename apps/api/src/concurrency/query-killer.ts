@@ -1,9 +1,10 @@
 import { AppConfig } from '@app/config';
+import { Sql } from '@app/db';
 import { Injectable, Logger } from '@nestjs/common';
 import { createConnection } from 'mysql2/promise';
 
 /**
- * Stops a running statement with `KILL QUERY <thread id>`, on a short-lived connection of its
+ * Stops a running statement (the dialect's `cancelStatement`, `KILL QUERY` on MariaDB/MySQL), on a short-lived connection of its
  * own: the pool may be full, and the statement's own connection is busy running it. The API's
  * user may kill its own threads without any privilege.
  */
@@ -11,7 +12,10 @@ import { createConnection } from 'mysql2/promise';
 export class QueryKiller {
   private readonly logger = new Logger('ReportConcurrency');
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly sql: Sql,
+  ) {}
 
   kill(threadId: number): void {
     void this.run(threadId);
@@ -29,7 +33,7 @@ export class QueryKiller {
         connectTimeout: this.config.dbConnectTimeoutMs,
       });
       try {
-        await conn.query('KILL QUERY ?', [threadId]);
+        await conn.query(this.sql.dialect.cancelStatement, [threadId]);
       } finally {
         await conn.end();
       }

@@ -54,7 +54,7 @@ export const ecommerceStatements = {
         .select([
           m.orders.as('orders'),
           m.revenue.as('revenue'),
-          sql<Count>`COALESCE(SUM((SELECT SUM(i.quantity) FROM order_items i WHERE i.site_id = o.site_id AND i.order_id = o.order_id)), 0)`.as(
+          sql<Count>`COALESCE(SUM((SELECT ${itemMetrics('i').quantity} FROM order_items i WHERE i.site_id = o.site_id AND i.order_id = o.order_id)), 0)`.as(
             'items_sold',
           ),
         ])

@@ -46,6 +46,12 @@ export const pageviewMetrics = (h = 'h') => ({
 
 export type PageviewMetric = keyof ReturnType<typeof pageviewMetrics>;
 
+/** Over rows of `hits` of any type (alias `h`): the live window of the realtime report. */
+export const hitMetrics = (h = 'h') => ({
+  /** Distinct visitor ids among the hits (SPEC §1 "Visitors", over hits rather than sessions). */
+  visitors: sql<number | string>`COUNT(DISTINCT ${col(h, 'visitor_id')})`,
+});
+
 /** Pageviews per scroll-depth bucket, in SCROLL_DEPTH_BUCKETS order (pageviews without one count nowhere). */
 export const scrollDepthCounts = (h = 'h'): Aggregate[] =>
   SCROLL_DEPTH_BUCKETS.map(
