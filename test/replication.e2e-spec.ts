@@ -93,6 +93,16 @@ describe('Read replicas (API_DATABASE_REPLICA_URLS): a real GTID replica of a pr
       );
     return { primary: count('primary'), replica: count(replicaName) };
   };
+  /** The replica's state and lag as /metrics exposes them (db_replica_state, db_replica_lag_seconds). */
+  const replicaMetrics = async () => {
+    const text = await (await fetch(`${api.url}/metrics`)).text();
+    const label = replicaName.replace(/\./g, '\\.');
+    const states = [
+      ...text.matchAll(new RegExp(`^db_replica_state\\{replica="${label}",state="(\\w+)"\\} 1$`, 'gm')),
+    ];
+    const lag = new RegExp(`^db_replica_lag_seconds\\{replica="${label}"\\} (\\S+)$`, 'm').exec(text)?.[1];
+    return { states: states.map((m) => m[1]), lag_seconds: lag === undefined ? null : Number(lag) };
+  };
   const replicaRowsRead = () => rowsRead(pair.replica, DATABASE, REPORT_TABLES);
   const primaryRowsRead = () => rowsRead(pair.primary, DATABASE, REPORT_TABLES);
 
@@ -190,6 +200,9 @@ describe('Read replicas (API_DATABASE_REPLICA_URLS): a real GTID replica of a pr
     // ETag (get() checks that an ETag never names two bodies); then the primary's.
     await waitForState('lagging');
     expect((await replicaState()).lag_seconds).toBeGreaterThan(2);
+    const lagging = await replicaMetrics();
+    expect(lagging.states).toEqual(['lagging']);
+    expect(lagging.lag_seconds).toBeGreaterThan(2);
     const whileLagging = await get(api, overview);
     expect({ body: whileLagging.body, etag: whileLagging.etag }).toEqual({
       body: fresh.body,
@@ -236,6 +249,7 @@ describe('Read replicas (API_DATABASE_REPLICA_URLS): a real GTID replica of a pr
     expect((await reads()).primary).toBeGreaterThan(readsAtDetection.primary);
     const down = await replicaState();
     expect(down).toMatchObject({ state: 'down', lag_seconds: null });
+    expect(await replicaMetrics()).toEqual({ states: ['down'], lag_seconds: null });
     const ready = await fetch(`${api.url}/health/ready`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toMatchObject({
@@ -245,6 +259,9 @@ describe('Read replicas (API_DATABASE_REPLICA_URLS): a real GTID replica of a pr
 
     await pair.replica.start();
     await waitForState('up');
+    const up = await replicaMetrics();
+    expect(up.states).toEqual(['up']);
+    expect(up.lag_seconds).toBeLessThanOrEqual(2);
     const replicaReads = (await reads()).replica;
     const replicaBefore = await replicaRowsRead();
     const back = await get(api, reportPaths(site)[0].replace(/limit=\d+/, 'limit=4'));
