@@ -227,6 +227,8 @@ async function fairnessPhase(
     {
       ...common,
       RATE_LIMIT_PER_MINUTE: '1000000000',
+      // Every funnel is computed: a cached answer would make the flood cheap.
+      REPORT_CACHE_MB: '0',
       ...(cap === undefined ? {} : { REPORT_CONCURRENCY_PER_KEY: String(cap) }),
     },
     { discardStdout: true },
@@ -241,15 +243,30 @@ async function fairnessPhase(
   const victimUrl = `${api.url}${victimRoute}`;
   await sequentialLatencies(victimUrl, victim.key, 10, () => true);
   const idle = await sequentialLatencies(victimUrl, victim.key, 40, () => true);
+  // The review's flood: 20 clients of one key, each sending the expensive funnel again as soon
+  // as it has its answer, and after Retry-After when it was refused (as HTTP clients do).
   const connections = 20;
   let flooding = true;
-  const flood = attack(api.url, connections, seconds, () => ({ key: flooder.key, path: floodRoute })).finally(
-    () => (flooding = false),
-  );
+  const floodCodes: Record<string, number> = {};
+  const until = Date.now() + seconds * 1000;
+  const flood = Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < until) {
+        const res = await fetch(`${api.url}${floodRoute}`, {
+          headers: { authorization: `Bearer ${flooder.key}` },
+        });
+        await res.arrayBuffer();
+        floodCodes[res.status] = (floodCodes[res.status] ?? 0) + 1;
+        const retryAfter = Number(res.headers.get('retry-after') ?? 0);
+        if (res.status === 429 || res.status === 503)
+          await new Promise((r) => setTimeout(r, Math.max(1, retryAfter) * 1000));
+      }
+    }),
+  ).finally(() => (flooding = false));
   // Let the flood fill its slots before measuring.
   await new Promise((r) => setTimeout(r, 1000));
   const underFlood = await sequentialLatencies(victimUrl, victim.key, 10, () => !flooding);
-  const flooded = await flood;
+  await flood;
   const ratio = Math.round((underFlood.p50_ms / Math.max(idle.p50_ms, 0.1)) * 100) / 100;
   return {
     seconds,
@@ -261,7 +278,7 @@ async function fairnessPhase(
     victim_idle: idle,
     victim_under_flood: underFlood,
     p50_ratio: ratio,
-    flooder_status_codes: statusCodes(flooded),
+    flooder_status_codes: floodCodes,
     ok: ratio <= 2 && Object.keys(underFlood.statuses).every((c) => c === '200'),
   };
 }
