@@ -5,7 +5,7 @@ import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ConversionsQueryDto } from './dto/conversions-query.dto';
-import { ConversionsResponseDto } from './dto/conversions-report.dto';
+import { ConversionsResponseDto } from './dto/conversions-response.dto';
 import { ConversionsService } from './conversions.service';
 import { CONVERSIONS_CSV } from './conversions.csv';
 import { CachedReport } from '../report-cache/cached-report.decorator';

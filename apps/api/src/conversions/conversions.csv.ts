@@ -1,5 +1,5 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { ConversionsResponseDto } from './dto/conversions-report.dto';
+import { ConversionsResponseDto } from './dto/conversions-response.dto';
 
 /** One row per goal. */
 export const CONVERSIONS_CSV: CsvExportOptions<ConversionsResponseDto> = {

@@ -1,6 +1,6 @@
 import { rate, reportMeta, StatsQuery, StatsRepository } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { ConversionsResponseDto } from './dto/conversions-report.dto';
+import { ConversionsResponseDto } from './dto/conversions-response.dto';
 import { ConversionsQueries } from './conversions.queries';
 
 @Injectable()

@@ -5,7 +5,7 @@ import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EcommerceQueryDto } from './dto/ecommerce-query.dto';
-import { EcommerceResponseDto } from './dto/ecommerce-report.dto';
+import { EcommerceResponseDto } from './dto/ecommerce-response.dto';
 import { EcommerceService } from './ecommerce.service';
 import { ECOMMERCE_CSV } from './ecommerce.csv';
 import { CachedReport } from '../report-cache/cached-report.decorator';

@@ -1,5 +1,5 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { EcommerceResponseDto } from './dto/ecommerce-report.dto';
+import { EcommerceResponseDto } from './dto/ecommerce-response.dto';
 
 /**
  * Two tables in one file, told apart by the `section` column: `product` rows (the top

@@ -1,7 +1,7 @@
 import { averageOrderValue, buckets, money, rate, reportMeta, StatsQuery } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { EcommerceQueryDto } from './dto/ecommerce-query.dto';
-import { EcommerceResponseDto, RevenueDayDto } from './dto/ecommerce-report.dto';
+import { EcommerceResponseDto, RevenueDayDto } from './dto/ecommerce-response.dto';
 import { EcommerceQueries, RevenueDayRow } from './ecommerce.queries';
 
 @Injectable()

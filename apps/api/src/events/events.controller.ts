@@ -5,7 +5,7 @@ import { StatsQueryParser } from '@app/stats';
 import { Controller, Get, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { EventsQueryDto } from './dto/events-query.dto';
-import { EventsResponseDto } from './dto/event-list.dto';
+import { EventsResponseDto } from './dto/events-response.dto';
 import { EventsService } from './events.service';
 import { EVENTS_CSV } from './events.csv';
 import { CachedReport } from '../report-cache/cached-report.decorator';

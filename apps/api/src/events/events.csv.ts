@@ -1,5 +1,5 @@
 import type { CsvExportOptions, CsvRow } from '@app/common';
-import { EventsResponseDto } from './dto/event-list.dto';
+import { EventsResponseDto } from './dto/events-response.dto';
 
 /** One row per registered event of the page. */
 export const EVENTS_CSV: CsvExportOptions<EventsResponseDto> = {

@@ -1,7 +1,7 @@
 import { reportMeta, StatsQuery } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { EventsQueryDto } from './dto/events-query.dto';
-import { EventsResponseDto } from './dto/event-list.dto';
+import { EventsResponseDto } from './dto/events-response.dto';
 import { EventsQueries } from './events.queries';
 
 @Injectable()
