@@ -68,12 +68,15 @@ describe('Read replicas (API_DATABASE_REPLICA_URLS): a real GTID replica of a pr
   };
 
   const replicaState = async () => {
-    const ready = (await (await fetch(`${api.url}/health/ready`)).json()) as {
-      details: {
-        replicas: { servers: Array<{ replica: string; state: string; lag_seconds: number | null }> };
-      };
+    type Checks = {
+      replicas: { servers: Array<{ replica: string; state: string; lag_seconds: number | null }> };
     };
-    return ready.details.replicas.servers[0];
+    // 200: Terminus's `details`; 503 (no database answers): the problem body's `checks`.
+    const ready = (await (await fetch(`${api.url}/health/ready`)).json()) as {
+      details?: Checks;
+      checks?: Checks;
+    };
+    return (ready.details ?? ready.checks)!.replicas.servers[0];
   };
   const waitForState = async (state: string, timeoutMs = 30_000) => {
     const deadline = Date.now() + timeoutMs;
@@ -268,5 +271,53 @@ describe('Read replicas (API_DATABASE_REPLICA_URLS): a real GTID replica of a pr
     expect(back.status).toBe(200);
     expect((await reads()).replica).toBeGreaterThan(replicaReads);
     expect(await replicaRowsRead()).toBeGreaterThan(replicaBefore);
+  });
+  it('answers from the replica while the primary is down, and 503 only when no database answers', async () => {
+    const databaseStatus = async () => {
+      // 200: Terminus's `details`; 503: the problem body's `checks`.
+      const ready = (await (await fetch(`${api.url}/health/ready`)).json()) as {
+        details?: { database?: { status?: string } };
+        checks?: { database?: { status?: string } };
+      };
+      return (ready.details ?? ready.checks)?.database?.status;
+    };
+    const waitForDatabase = async (status: string) => {
+      const deadline = Date.now() + 30_000;
+      while ((await databaseStatus()) !== status) {
+        if (Date.now() > deadline) throw new Error(`the database did not become ${status} within 30 s`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    // Answers not cached yet (another limit), so each one is computed by a server; one at a
+    // time, within the key's concurrency cap.
+    const getAll = async (paths: string[]) => {
+      const answers: Answer[] = [];
+      for (const p of paths) answers.push(await get(api, p));
+      return answers;
+    };
+    const fresh = (n: number) =>
+      reportPaths(site).map((p) => (p.includes('limit=') ? p.replace(/limit=\d+/, `limit=${n}`) : p));
+
+    await waitForState('up');
+    await pair.primary.stop('SIGTERM');
+    await waitForDatabase('degraded');
+    const replicaBefore = await replicaRowsRead();
+    const withoutPrimary = await getAll(fresh(7));
+    expect(withoutPrimary.map((a) => a.status)).toEqual(withoutPrimary.map(() => 200));
+    expect(await replicaRowsRead()).toBeGreaterThan(replicaBefore);
+
+    await pair.replica.stop('SIGTERM');
+    await waitForState('down');
+    await waitForDatabase('down');
+    const nothing = await get(api, fresh(8)[0]);
+    expect({ status: nothing.status, problem: nothing.problem }).toEqual({ status: 503, problem: true });
+    expect((await fetch(`${api.url}/health/ready`)).status).toBe(503);
+
+    await pair.primary.start();
+    await pair.replica.start();
+    await waitForState('up');
+    await waitForDatabase('up');
+    const back = await getAll(fresh(9));
+    expect(back.map((a) => a.status)).toEqual(back.map(() => 200));
   });
 });
