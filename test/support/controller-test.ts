@@ -268,3 +268,33 @@ export async function expectAccessCheckedFirst(
 
   return sut.get(url(READABLE_SITE.id));
 }
+
+/**
+ * The date-range rules of DATE_RANGE_RULE_CASES, checked with the controller's real service and
+ * no database: the range is resolved inside the service, before any query runs.
+ */
+export function describeDateRangeRulesWithRealService(
+  controller: Type,
+  service: Type,
+  path: (query: string) => string,
+): void {
+  describe('with the real service and no database', () => {
+    let real: ControllerTest;
+
+    beforeAll(async () => {
+      real = await startControllerTest(controller, [
+        service,
+        { provide: AppConfig, useValue: DEFAULT_CONFIG },
+      ]);
+    });
+
+    afterAll(() => real.close());
+
+    it.each(DATE_RANGE_RULE_CASES)(
+      'returns 400 naming `$parameter` for $query',
+      async ({ query, parameter, message }) => {
+        await expectBadRequest(real, path(query), { parameter, message });
+      },
+    );
+  });
+}

@@ -1,10 +1,8 @@
-import { AppConfig } from '@app/config';
 import type { Provider } from '@nestjs/common';
 import {
   ControllerTest,
   DATE_RANGE_PIPE_CASES,
-  DATE_RANGE_RULE_CASES,
-  DEFAULT_CONFIG,
+  describeDateRangeRulesWithRealService,
   expectAccessCheckedFirst,
   expectBadRequest,
   READABLE_SITE,
@@ -104,24 +102,5 @@ describe(EcommerceController.name, () => {
     });
   });
 
-  /** The range is resolved inside the service, before any query: the real service runs here. */
-  describe('with the real service and no database', () => {
-    let real: ControllerTest;
-
-    beforeAll(async () => {
-      real = await startControllerTest(EcommerceController, [
-        EcommerceService,
-        { provide: AppConfig, useValue: DEFAULT_CONFIG },
-      ]);
-    });
-
-    afterAll(() => real.close());
-
-    it.each(DATE_RANGE_RULE_CASES)(
-      'returns 400 naming `$parameter` for $query',
-      async ({ query, parameter, message }) => {
-        await expectBadRequest(real, path(query), { parameter, message });
-      },
-    );
-  });
+  describeDateRangeRulesWithRealService(EcommerceController, EcommerceService, (query) => path(query));
 });
