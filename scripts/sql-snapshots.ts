@@ -4,7 +4,14 @@
  * review. `npm run sql:sync` rewrites the files; a unit test fails when one is stale.
  */
 import { mariadbDialect, SqlDialect } from '@app/db/dialect';
-import { GoalDefinition, ReportStatement, resolveRange, sharedStatements, StatsQuery } from '@app/stats';
+import {
+  GoalDefinition,
+  parseFilters,
+  ReportStatement,
+  resolveRange,
+  sharedStatements,
+  StatsQuery,
+} from '@app/stats';
 import { buckets } from '@app/stats/date-range';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -38,6 +45,15 @@ const goals: GoalDefinition[] = [
   { id: 2, type: 'path', matchValue: '/thank-you*' },
 ];
 const days = buckets(query.range, 'day');
+/** Filtered on one session attribute (the rollup answers) and on every kind of dimension (raw). */
+const byCountry: StatsQuery = { ...query, filters: parseFilters('country==DE|FR;country!=A*') };
+const everyKind: StatsQuery = {
+  ...query,
+  filters: [
+    ...parseFilters('source!=(direct);entry_page==/blog/*|/;exit_page!=/thank-you;page==/pricing|/docs/*'),
+    { dimension: 'goal', operator: '==', values: [{ text: '2', prefix: false }], goals: [goals[1]] },
+  ],
+};
 const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
 
 /** Every report statement, by file name. */
@@ -55,6 +71,19 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'shared.data-version': sharedStatements.dataVersion(7),
   'overview.top-lists': overviewStatements.topLists(query, 10),
   'overview.top-lists.raw': overviewStatements.topLists(raw, 10),
+  'filtered.session-totals.by-country': sharedStatements.sessionTotals(byCountry, ['sessions', 'bounces']),
+  'filtered.session-totals.every-kind': sharedStatements.sessionTotals(everyKind, ['sessions', 'visitors']),
+  'filtered.pageview-totals.every-kind': sharedStatements.pageviewTotals(everyKind, ['pageviews']),
+  'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),
+  'filtered.funnel.every-kind': funnelStatements.visitorsPerStep(
+    everyKind,
+    [
+      { type: 'pageview', path: '/products*' },
+      { type: 'event', name: 'add_to_cart' },
+    ],
+    24,
+  ),
+  'filtered.ecommerce.order-totals.every-kind': ecommerceStatements.orderTotals(everyKind),
   ...Object.fromEntries(
     (['sessions', 'bounce_rate', 'conv_rate', 'pageviews', 'revenue'] as const).flatMap((metric) => {
       const request = { metric, dimension: 'channel' as const, goals: metric === 'conv_rate' ? goals : [] };

@@ -105,6 +105,7 @@ describe('Rollup path = raw path (parity)', () => {
   let app: INestApplication;
   let key: string;
   const sites: SiteContext[] = [];
+  const signupGoals: number[] = [];
 
   beforeAll(async () => {
     env = await TestEnv.create();
@@ -117,7 +118,7 @@ describe('Rollup path = raw path (parity)', () => {
       sites.push(fixtures[i].site);
       await env.registerEvent(id, 'signup');
       await env.registerEvent(id, 'play');
-      await env.goal(id, 'Signed up', 'event', 'signup');
+      signupGoals.push(await env.goal(id, 'Signed up', 'event', 'signup'));
     }
     for (let batch = 0; batch < 3; batch++) {
       const summary = await env.importHits(fixtures.flatMap((f) => f.imports[batch]));
@@ -142,11 +143,11 @@ describe('Rollup path = raw path (parity)', () => {
     return res.body as unknown;
   };
 
-  const rawQuery = (
+  const rawQuery = async (
     site: SiteContext,
-    params: { from?: string; to?: string; timezone?: string },
-  ): StatsQuery => ({
-    ...app.get(StatsQueryParser).parse(site, params),
+    params: { from?: string; to?: string; timezone?: string; filters?: string },
+  ): Promise<StatsQuery> => ({
+    ...(await app.get(StatsQueryParser).parse(site, params)),
     tables: 'raw',
   });
 
@@ -160,20 +161,20 @@ describe('Rollup path = raw path (parity)', () => {
         for (const compare of ['previous_period', 'year_over_year'] as const) {
           const params = { ...range, limit: 10, compare };
           expect(await viaHttp(site, '/analytics/overview', params)).toEqual(
-            plain(await app.get(OverviewService).report(rawQuery(site, range), params)),
+            plain(await app.get(OverviewService).report(await rawQuery(site, range), params)),
           );
         }
         expect(await viaHttp(site, '/analytics/engagement', range)).toEqual(
-          plain(await app.get(EngagementService).report(rawQuery(site, range))),
+          plain(await app.get(EngagementService).report(await rawQuery(site, range))),
         );
         expect(await viaHttp(site, '/conversions', range)).toEqual(
-          plain(await app.get(ConversionsService).report(rawQuery(site, range))),
+          plain(await app.get(ConversionsService).report(await rawQuery(site, range))),
         );
         expect(await viaHttp(site, '/ecommerce', { ...range, limit: 10 })).toEqual(
-          plain(await app.get(EcommerceService).report(rawQuery(site, range), { limit: 10 })),
+          plain(await app.get(EcommerceService).report(await rawQuery(site, range), { limit: 10 })),
         );
         expect(await viaHttp(site, '/events', { ...range, page: 1, limit: 100 })).toEqual(
-          plain(await app.get(EventsService).report(rawQuery(site, range), { page: 1, limit: 100 })),
+          plain(await app.get(EventsService).report(await rawQuery(site, range), { page: 1, limit: 100 })),
         );
         const funnel = {
           steps: JSON.stringify([
@@ -183,7 +184,7 @@ describe('Rollup path = raw path (parity)', () => {
           window_hours: 24,
         };
         expect(await viaHttp(site, '/analytics/funnel', { ...range, ...funnel })).toEqual(
-          plain(await app.get(FunnelService).report(rawQuery(site, range), funnel)),
+          plain(await app.get(FunnelService).report(await rawQuery(site, range), funnel)),
         );
       }
     },
@@ -200,7 +201,7 @@ describe('Rollup path = raw path (parity)', () => {
               if (interval === 'hour' && range.from === '2026-03-01') continue;
               const params = { ...range, metric, dimension, interval, limit: 2 };
               expect(await viaHttp(site, '/analytics/breakdown-timeseries', params)).toEqual(
-                plain(await app.get(BreakdownService).report(rawQuery(site, range), params)),
+                plain(await app.get(BreakdownService).report(await rawQuery(site, range), params)),
               );
             }
           }
@@ -208,4 +209,61 @@ describe('Rollup path = raw path (parity)', () => {
       }
     },
   );
+
+  /**
+   * SPEC §3 filters: conditions on one session attribute (the session rollup answers the
+   * statements grouped by that attribute or by none), on several attributes, on pages and on
+   * goals (raw rows) give the same reports as the raw path.
+   */
+  const FILTERS = (i: number) => [
+    'country==DE|FR',
+    'country!=(unknown);country!=N*',
+    'channel==Search|Email;device==mobile',
+    'page==/products/*',
+    'entry_page==/|/pricing;exit_page!=/thank-you',
+    `goal!=${signupGoals[i]}`,
+  ];
+
+  it.each(ZONES.map((zone, i) => [zone, i]))('filtered reports agree (%s)', async (_, i) => {
+    const site = sites[i];
+    for (const range of RANGES) {
+      for (const filters of FILTERS(i)) {
+        const scoped = { ...range, filters };
+        const params = { ...scoped, limit: 10, compare: 'previous_period' as const };
+        expect(await viaHttp(site, '/analytics/overview', params)).toEqual(
+          plain(await app.get(OverviewService).report(await rawQuery(site, scoped), params)),
+        );
+        expect(await viaHttp(site, '/analytics/engagement', scoped)).toEqual(
+          plain(await app.get(EngagementService).report(await rawQuery(site, scoped))),
+        );
+        expect(await viaHttp(site, '/conversions', scoped)).toEqual(
+          plain(await app.get(ConversionsService).report(await rawQuery(site, scoped))),
+        );
+        expect(await viaHttp(site, '/ecommerce', { ...scoped, limit: 10 })).toEqual(
+          plain(await app.get(EcommerceService).report(await rawQuery(site, scoped), { limit: 10 })),
+        );
+        expect(await viaHttp(site, '/events', { ...scoped, page: 1, limit: 100 })).toEqual(
+          plain(await app.get(EventsService).report(await rawQuery(site, scoped), { page: 1, limit: 100 })),
+        );
+        const funnel = {
+          steps: JSON.stringify([
+            { type: 'pageview', path: '/products*' },
+            { type: 'event', name: 'add_to_cart' },
+          ]),
+          window_hours: 24,
+        };
+        expect(await viaHttp(site, '/analytics/funnel', { ...scoped, ...funnel })).toEqual(
+          plain(await app.get(FunnelService).report(await rawQuery(site, scoped), funnel)),
+        );
+        for (const metric of ['sessions', 'bounce_rate', 'pageviews', 'revenue'] as const) {
+          for (const dimension of ['country', 'channel'] as const) {
+            const breakdown = { ...scoped, metric, dimension, interval: 'day' as const, limit: 3 };
+            expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
+              plain(await app.get(BreakdownService).report(await rawQuery(site, scoped), breakdown)),
+            );
+          }
+        }
+      }
+    }
+  });
 });

@@ -58,7 +58,7 @@ export class RawReports {
       { ...params },
       { type: 'query', metatype: endpoint.raw.dto, data: undefined },
     )) as never;
-    const query = { ...this.app.get(StatsQueryParser).parse(site, dto), tables: 'raw' as const };
+    const query = { ...(await this.app.get(StatsQueryParser).parse(site, dto)), tables: 'raw' as const };
     const started = process.hrtime.bigint();
     const body = await endpoint.raw.run(this.app, query, dto);
     const ms = Number(process.hrtime.bigint() - started) / 1e6;

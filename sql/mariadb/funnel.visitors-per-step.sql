@@ -50,7 +50,7 @@ FROM
             FROM
               hits x FORCE INDEX (ix_hits_site_visitor)
             WHERE
-              `x`.`site_id` = ?
+              (`x`.`site_id` = ?)
               AND x.visitor_id = w.visitor_id
               AND x.ts >= w.ts
               AND (

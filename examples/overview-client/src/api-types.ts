@@ -466,6 +466,27 @@ export interface components {
             /** @description Only with `compare`: the headline metrics of the comparison range. */
             comparison?: components["schemas"]["OverviewComparisonDto"];
         };
+        FilterMetaDto: {
+            /**
+             * @example country
+             * @enum {string}
+             */
+            dimension: "channel" | "source" | "country" | "device" | "browser" | "entry_page" | "exit_page" | "page" | "goal";
+            /**
+             * @example ==
+             * @enum {string}
+             */
+            operator: "==" | "!=";
+            /**
+             * @description The values in the parameter's notation: a prefix value keeps its trailing `*`; a backslash
+             *     stands before a literal `;`, `|`, `\` or trailing `*`.
+             * @example [
+             *       "DE",
+             *       "FR"
+             *     ]
+             */
+            values: string[];
+        };
         ReportMetaDto: {
             /** @example 1 */
             site_id: number;
@@ -486,6 +507,8 @@ export interface components {
              * @example Europe/Berlin
              */
             timezone: string;
+            /** @description The `filters` parameter as parsed, one entry per condition in the order given; `[]` without filters. */
+            filters: components["schemas"]["FilterMetaDto"][];
         };
         OverviewResponseDto: {
             data: components["schemas"]["OverviewDataDto"];
@@ -673,6 +696,8 @@ export interface components {
              * @example Europe/Berlin
              */
             timezone: string;
+            /** @description The `filters` parameter as parsed, one entry per condition in the order given; `[]` without filters. */
+            filters: components["schemas"]["FilterMetaDto"][];
             /**
              * @description `cookieless` explains a `null` `returning_visitors`.
              * @example full
@@ -890,6 +915,8 @@ export interface components {
              * @example Europe/Berlin
              */
             timezone: string;
+            /** @description The `filters` parameter as parsed, one entry per condition in the order given; `[]` without filters. */
+            filters: components["schemas"]["FilterMetaDto"][];
             /** @example 1 */
             page: number;
             /** @example 100 */
@@ -1568,6 +1595,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description Items in each top list */
                 limit?: number;
                 /** @description Adds `data.comparison`: `previous_period` = as many days, ending the day before `from`; `year_over_year` = the same dates one year earlier (29 February becomes 28 February). */
@@ -1936,6 +1971,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description Items in each top list */
                 limit?: number;
                 /** @description Adds `data.comparison`: `previous_period` = as many days, ending the day before `from`; `year_over_year` = the same dates one year earlier (29 February becomes 28 February). */
@@ -2159,6 +2202,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description `sessions`, `bounce_rate` and `conv_rate` (converted sessions / sessions × 100, over the site goals) count sessions by their start; `pageviews` and `revenue` (Σ order revenue) count by their own timestamp under their session's attribute. */
                 metric: "sessions" | "pageviews" | "bounce_rate" | "conv_rate" | "revenue";
                 /** @description The session attribute (from the session's first hit) to break the metric down by. */
@@ -2530,6 +2581,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description `sessions`, `bounce_rate` and `conv_rate` (converted sessions / sessions × 100, over the site goals) count sessions by their start; `pageviews` and `revenue` (Σ order revenue) count by their own timestamp under their session's attribute. */
                 metric: "sessions" | "pageviews" | "bounce_rate" | "conv_rate" | "revenue";
                 /** @description The session attribute (from the session's first hit) to break the metric down by. */
@@ -2757,6 +2816,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while the answer would be the same. */
@@ -3119,6 +3186,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while the answer would be the same. */
@@ -3889,6 +3964,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description A JSON array of 1 to 10 ordered steps, at most 4096 bytes: `{"type":"pageview","path":"/pricing"}` (a path ending in `*` matches that prefix) or `{"type":"event","name":"signup"}`. URL-encode it. */
                 steps: string;
                 /** @description Completion window in hours, counted from the hit that matched step 1 */
@@ -4255,6 +4338,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description A JSON array of 1 to 10 ordered steps, at most 4096 bytes: `{"type":"pageview","path":"/pricing"}` (a path ending in `*` matches that prefix) or `{"type":"event","name":"signup"}`. URL-encode it. */
                 steps: string;
                 /** @description Completion window in hours, counted from the hit that matched step 1 */
@@ -4478,6 +4569,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description Page number, from 1 */
                 page?: number;
                 /** @description Items per page */
@@ -4844,6 +4943,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description Page number, from 1 */
                 page?: number;
                 /** @description Items per page */
@@ -5067,6 +5174,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while the answer would be the same. */
@@ -5429,6 +5544,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
             };
             header?: {
                 /** @description The ETag of an earlier answer: 304 without a body while the answer would be the same. */
@@ -5648,6 +5771,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description Number of entries in `top_products` */
                 limit?: number;
             };
@@ -6013,6 +6144,14 @@ export interface operations {
                 to?: string;
                 /** @description IANA time zone of the report's calendar days and buckets. Default: the site's timezone. */
                 timezone?: string;
+                /**
+                 * @description Narrows the report to the sessions matching every condition. Conditions are joined by `;`; each is `DIMENSION==VALUES` (any value matches) or `DIMENSION!=VALUES` (no value matches), values joined by `|`. A value ending in `*` matches by prefix (not for `goal`); a backslash makes the next character literal (`\;`, `\|`, `\*`, `\\`). Values are compared exactly (case and spaces count); nothing is a wildcard but a trailing `*`.
+                 *
+                 *     Dimensions: `channel`, `source`, `country`, `device`, `browser` (the session attribute; a missing one reads `(unknown)`, a missing source `(direct)`); `entry_page`, `exit_page` (a session without pageviews fails every `==` and passes every `!=`); `page` (the session has a pageview matching); `goal` (a goal id of the site: the session converted it).
+                 *
+                 *     Figures are then computed over the selected sessions (by session start) and the pageviews, events and orders of those sessions (by their own timestamp). Returning visitors stay defined by the visitor's first session of any kind. The parsed conditions come back in `meta.filters`. At most 10 conditions, 20 values per condition, 2048 bytes; an unknown dimension, a condition without `==`/`!=`, an empty value or a goal id that is not a goal of the site is a 400 naming `filters`.
+                 */
+                filters?: string;
                 /** @description Number of entries in `top_products` */
                 limit?: number;
             };

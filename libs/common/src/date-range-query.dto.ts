@@ -1,9 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches } from 'class-validator';
 import { FormatQueryDto } from './format-query.dto';
+import { FiltersQuery } from './query-decorators';
 
 /**
- * The date range of every report (SPEC §3). The format is checked here; calendar validity,
+ * The date range and filters of every report but realtime (SPEC §3). The format is checked here; calendar validity,
  * `from` ≤ `to`, the range limit and the zone are checked by resolveRange() and answered as
  * 400s naming the parameter.
  */
@@ -35,4 +36,7 @@ export class DateRangeQueryDto extends FormatQueryDto {
   @IsOptional()
   @IsString()
   timezone?: string;
+
+  @FiltersQuery()
+  filters?: string;
 }

@@ -5,7 +5,7 @@
  * DECIMAL in SQL; mysql2 hands it over as a string, turned into a number only at the very end.
  */
 import { RawBuilder, sql, SqlBool } from 'kysely';
-import { col } from './sql/where';
+import { col } from './sql/col';
 
 /**
  * SQL condition: session `sessionAlias` (a sessions row) contains at least one order, i.e. an

@@ -1,6 +1,6 @@
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 import { hitMatch } from './definitions';
-import { col } from './sql/where';
+import { col } from './sql/col';
 
 export interface GoalDefinition {
   id: number;

@@ -4,7 +4,7 @@
  */
 import type { SqlDialect } from '@app/db';
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
-import { col } from './sql/where';
+import { col } from './sql/col';
 
 /** Session attributes taken from the session's first hit. */
 export const SESSION_ATTRIBUTES = ['channel', 'source', 'country', 'device', 'browser'] as const;
@@ -63,6 +63,23 @@ export function percentChange(current: number, previous: number): number | null 
 export type HitMatch = { type: 'event'; name: string } | { type: 'pageview' | 'path'; path: string };
 
 /**
+ * SQL condition: `column` equals `text`, or with `prefix` starts with it. Compared as stored
+ * (binary collation), by characters, never through LIKE: no character of `text` is a wildcard.
+ */
+export function textMatch(column: Expression<unknown>, text: string, prefix: boolean): RawBuilder<SqlBool> {
+  if (!prefix) return sql<SqlBool>`${column} = ${text}`;
+  if (text === '') return sql<SqlBool>`${column} IS NOT NULL`;
+  return sql<SqlBool>`SUBSTRING(${column}, 1, ${Array.from(text).length}) = ${text}`;
+}
+
+/** A goal's or funnel step's path pattern: equal, or a prefix when it ends in `*`. */
+export function pathPatternMatch(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool> {
+  return pattern.endsWith('*')
+    ? textMatch(column, pattern.slice(0, -1), true)
+    : textMatch(column, pattern, false);
+}
+
+/**
  * SQL condition matching a goal or funnel step against hits aliased `alias`: an event name
  * matches event hits of that name; a path matches pageviews whose path equals it, or starts
  * with the prefix when the pattern ends in `*`.
@@ -71,11 +88,7 @@ export function hitMatch(alias: string, match: HitMatch): RawBuilder<SqlBool> {
   if (match.type === 'event') {
     return sql<SqlBool>`(${col(alias, 'type')} = 'event' AND ${col(alias, 'name')} = ${match.name})`;
   }
-  if (match.path.endsWith('*')) {
-    const prefix = match.path.slice(0, -1);
-    return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND SUBSTRING(${col(alias, 'path')}, 1, ${Array.from(prefix).length}) = ${prefix})`;
-  }
-  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${col(alias, 'path')} = ${match.path})`;
+  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${pathPatternMatch(col(alias, 'path'), match.path)})`;
 }
 
 /** A session attribute as reports read it: the first hit's value, or what a missing one reads as. */

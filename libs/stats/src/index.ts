@@ -14,5 +14,7 @@ export * from './stats.repository';
 export * from './commerce';
 export * from './sql/bucket-index';
 export * from './query/stats-query';
+export * from './query/filters';
+export * from './sql/session-filter';
 export * from './plan/table-decider';
 export * from './rollups/session-rollup';

@@ -1,4 +1,6 @@
 import { ReportRange, resolveRange } from './date-range';
+import { FilterMeta, filtersMeta } from './query/filters';
+import type { StatsQuery } from './query/stats-query';
 
 export interface RangeQuery {
   from?: string;
@@ -23,10 +25,20 @@ export function reportRange(
   });
 }
 
-/** The `meta` every report carries (SPEC §3). */
-export function reportMeta(
-  siteId: number,
-  range: ReportRange,
-): { site_id: number; from: string; to: string; timezone: string } {
-  return { site_id: siteId, from: range.from, to: range.to, timezone: range.timezone };
+/** The `meta` every report carries (SPEC §3): site, range, zone, and the filters as parsed. */
+export function reportMeta(query: StatsQuery): {
+  site_id: number;
+  from: string;
+  to: string;
+  timezone: string;
+  filters: FilterMeta[];
+} {
+  const { range } = query;
+  return {
+    site_id: query.site.id,
+    from: range.from,
+    to: range.to,
+    timezone: range.timezone,
+    filters: filtersMeta(query.filters),
+  };
 }

@@ -24,14 +24,15 @@ export const sharedStatements = {
     query: StatsQuery,
     metrics: readonly M[],
   ): ReportStatement<SessionTotals<M>> {
-    if (decideTable(query, 'sessions', { metrics }).kind === 'rollup') {
+    const table = decideTable(query, 'sessions', { metrics });
+    if (table.kind === 'rollup') {
       return (d) => {
         const r = sessionRollupMetrics('r');
-        // Every session has exactly one channel: the channel rows add up to all sessions.
+        // Each session has exactly one value of each attribute: one attribute's rows add up to them all.
         return d.builder
           .selectFrom('session_rollups as r')
           .select(metrics.map((name) => r[name as keyof typeof r].as(name)))
-          .where(where.sessionRollups(query, 'channel', 'r'))
+          .where(where.sessionRollups(query, table.rollupDimension ?? 'channel', 'r'))
           .compile();
       };
     }

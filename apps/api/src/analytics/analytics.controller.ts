@@ -47,8 +47,8 @@ export class AnalyticsController {
   })
   @CachedReport()
   @CsvExport(OVERVIEW_CSV)
-  overview(@CurrentSite() site: Site, @Query() query: OverviewQueryDto): Promise<OverviewResponseDto> {
-    return this.overviews.report(this.parser.parse(site, query), query);
+  async overview(@CurrentSite() site: Site, @Query() query: OverviewQueryDto): Promise<OverviewResponseDto> {
+    return this.overviews.report(await this.parser.parse(site, query), query);
   }
 
   @Get('breakdown-timeseries')
@@ -62,8 +62,11 @@ export class AnalyticsController {
   })
   @CachedReport()
   @CsvExport(BREAKDOWN_CSV)
-  breakdown(@CurrentSite() site: Site, @Query() query: BreakdownQueryDto): Promise<BreakdownResponseDto> {
-    return this.breakdowns.report(this.parser.parse(site, query), query);
+  async breakdown(
+    @CurrentSite() site: Site,
+    @Query() query: BreakdownQueryDto,
+  ): Promise<BreakdownResponseDto> {
+    return this.breakdowns.report(await this.parser.parse(site, query), query);
   }
 
   @Get('engagement')
@@ -76,8 +79,11 @@ export class AnalyticsController {
   })
   @CachedReport()
   @CsvExport(ENGAGEMENT_CSV)
-  engagement(@CurrentSite() site: Site, @Query() query: EngagementQueryDto): Promise<EngagementResponseDto> {
-    return this.engagements.report(this.parser.parse(site, query));
+  async engagement(
+    @CurrentSite() site: Site,
+    @Query() query: EngagementQueryDto,
+  ): Promise<EngagementResponseDto> {
+    return this.engagements.report(await this.parser.parse(site, query));
   }
 
   @Get('realtime')
@@ -89,7 +95,7 @@ export class AnalyticsController {
       "`meta.timezone` is the site's zone for display.",
   })
   @ApiOkResponse({ type: RealtimeResponseDto })
-  realtime(@CurrentSite() site: Site, @Query() _query: RealtimeQueryDto): Promise<RealtimeResponseDto> {
+  async realtime(@CurrentSite() site: Site, @Query() _query: RealtimeQueryDto): Promise<RealtimeResponseDto> {
     return this.realtimes.report(site);
   }
 
@@ -104,7 +110,7 @@ export class AnalyticsController {
   })
   @CachedReport()
   @CsvExport(FUNNEL_CSV)
-  funnel(@CurrentSite() site: Site, @Query() query: FunnelQueryDto): Promise<FunnelResponseDto> {
-    return this.funnels.report(this.parser.parse(site, query), query);
+  async funnel(@CurrentSite() site: Site, @Query() query: FunnelQueryDto): Promise<FunnelResponseDto> {
+    return this.funnels.report(await this.parser.parse(site, query), query);
   }
 }

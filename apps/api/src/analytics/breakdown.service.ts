@@ -57,7 +57,7 @@ export class BreakdownService {
           toSeries(OTHER_SERIES, sums.other),
         ],
       },
-      meta: reportMeta(query.site.id, query.range),
+      meta: reportMeta(query),
     };
   }
 }

@@ -34,7 +34,7 @@ export class EngagementService {
         })),
         returning_visitors: returns ? returningVisitors(returns) : null,
       },
-      meta: { ...reportMeta(query.site.id, query.range), tracking_mode: query.site.trackingMode },
+      meta: { ...reportMeta(query), tracking_mode: query.site.trackingMode },
     };
   }
 }

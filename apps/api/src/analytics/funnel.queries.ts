@@ -1,5 +1,4 @@
 import {
-  col,
   decideTable,
   hitMatch,
   hitOrderSql,
@@ -28,7 +27,8 @@ export const funnelStatements = {
    * matched step k it moves to the first later hit of the same visitor (hit order ts, seq; index
    * (site_id, visitor_id, ts) + seq) that matches step k+1 and is stamped no later than
    * t1 + window. The earliest such hit is always the best choice: every later step faces the
-   * same deadline, so starting from an earlier hit never loses a match.
+   * same deadline, so starting from an earlier hit never loses a match. Under filters every
+   * step, the first included, only counts hits of selected sessions (SPEC §3).
    */
   visitorsPerStep(
     query: StatsQuery,
@@ -57,7 +57,7 @@ export const funnelStatements = {
   SELECT w.visitor_id, w.t1, n.ts, n.seq, w.step + 1
   FROM walk w JOIN hits n ON n.seq = (
     SELECT x.seq FROM ${sql.raw(d.tableWithIndex('hits', 'x', HITS_BY_VISITOR))}
-    WHERE ${col('x', 'site_id')} = ${query.site.id} AND x.visitor_id = w.visitor_id
+    WHERE ${where.hitsOfSelectedSessions(query, 'x')} AND x.visitor_id = w.visitor_id
       AND x.ts >= w.ts AND (x.ts > w.ts OR x.seq > w.seq) AND x.ts <= ${deadline}
       AND ${nextMatch}
     ORDER BY ${sql.raw(hitOrderSql('x'))} LIMIT 1)

@@ -44,7 +44,7 @@ export class FunnelService {
     const visitors = await this.queries.visitorsPerStep(query, steps, params.window_hours);
     return {
       data: funnelData(steps, visitors, params.window_hours),
-      meta: reportMeta(query.site.id, query.range),
+      meta: reportMeta(query),
     };
   }
 }

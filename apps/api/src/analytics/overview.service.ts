@@ -80,7 +80,7 @@ export class OverviewService {
         change: metricChanges(current, previous.metrics),
       };
     }
-    return { data, meta: reportMeta(query.site.id, query.range) };
+    return { data, meta: reportMeta(query) };
   }
 
   private async comparison(query: StatsQuery): Promise<{ range: ReportRange; metrics: HeadlineMetricsDto }> {

@@ -36,7 +36,10 @@ export class ConversionsController {
   })
   @CachedReport()
   @CsvExport(CONVERSIONS_CSV)
-  report(@CurrentSite() site: Site, @Query() query: ConversionsQueryDto): Promise<ConversionsResponseDto> {
-    return this.conversions.report(this.parser.parse(site, query));
+  async report(
+    @CurrentSite() site: Site,
+    @Query() query: ConversionsQueryDto,
+  ): Promise<ConversionsResponseDto> {
+    return this.conversions.report(await this.parser.parse(site, query));
   }
 }

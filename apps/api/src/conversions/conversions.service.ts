@@ -27,7 +27,7 @@ export class ConversionsService {
           conversion_rate: rate(counts.goalConversions[i], counts.sessions),
         })),
       },
-      meta: reportMeta(query.site.id, query.range),
+      meta: reportMeta(query),
     };
   }
 }

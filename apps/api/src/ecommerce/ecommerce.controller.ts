@@ -36,7 +36,7 @@ export class EcommerceController {
   })
   @CachedReport()
   @CsvExport(ECOMMERCE_CSV)
-  report(@CurrentSite() site: Site, @Query() query: EcommerceQueryDto): Promise<EcommerceResponseDto> {
-    return this.ecommerce.report(this.parser.parse(site, query), query);
+  async report(@CurrentSite() site: Site, @Query() query: EcommerceQueryDto): Promise<EcommerceResponseDto> {
+    return this.ecommerce.report(await this.parser.parse(site, query), query);
   }
 }

@@ -39,7 +39,7 @@ export class EcommerceService {
           days,
         ),
       },
-      meta: reportMeta(query.site.id, query.range),
+      meta: reportMeta(query),
     };
   }
 }

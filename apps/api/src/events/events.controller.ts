@@ -34,7 +34,7 @@ export class EventsController {
   })
   @CachedReport()
   @CsvExport(EVENTS_CSV)
-  list(@CurrentSite() site: Site, @Query() query: EventsQueryDto): Promise<EventsResponseDto> {
-    return this.events.report(this.parser.parse(site, query), query);
+  async list(@CurrentSite() site: Site, @Query() query: EventsQueryDto): Promise<EventsResponseDto> {
+    return this.events.report(await this.parser.parse(site, query), query);
   }
 }

@@ -25,7 +25,7 @@ export class EventsService {
         occurrences: Number(r.occurrences),
         sessions: Number(r.sessions),
       })),
-      meta: { ...reportMeta(query.site.id, query.range), page, limit, total },
+      meta: { ...reportMeta(query), page, limit, total },
     };
   }
 }

@@ -1,5 +1,6 @@
 import type { Bucket } from '../date-range';
 import type { SessionAttribute } from '../definitions';
+import { soleAttributeOf } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
 import { PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
@@ -11,6 +12,12 @@ export type RowSource = 'sessions' | 'hits' | 'orders';
 export interface TableChoice {
   source: RowSource;
   kind: 'raw' | 'rollup';
+  /**
+   * For the session rollup: the attribute whose rows to read. The statement's own dimension,
+   * else the one attribute every filter is on, else `channel` (every session has exactly one
+   * channel, so its rows add up to all sessions).
+   */
+  rollupDimension?: SessionAttribute;
 }
 
 /** What a statement needs, so the decider can tell whether a rollup has it. */
@@ -38,13 +45,20 @@ const ROLLED_UP: Partial<Record<RowSource, ReadonlySet<string>>> = {
  * The one place that decides which table answers a query's rows of `source`. Sessions and
  * pageviews are read from their rollup when it holds everything the statement needs, over
  * whole 15-minute buckets; everything else, and everything when `query.tables` is `raw`,
- * reads the raw tables. A statement builder switches on `kind`.
+ * reads the raw tables. A statement builder switches on `kind`. Filters (SPEC §3) select
+ * sessions: the session rollup answers them when every condition is on one session attribute
+ * and the statement groups by that attribute or by none (the rollup's rows of that attribute
+ * then hold exactly the selected sessions); every other filtered statement reads raw rows.
  */
 export function decideTable(query: StatsQuery, source: RowSource, needs?: SessionNeeds): TableChoice {
   const raw: TableChoice = { source, kind: 'raw' };
   const kept = ROLLED_UP[source];
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
-  if (query.filters.length > 0) return raw;
+  const filteredBy = soleAttributeOf(query.filters);
+  if (query.filters.length > 0) {
+    if (source !== 'sessions' || filteredBy === undefined) return raw;
+    if (needs.dimension !== undefined && needs.dimension !== filteredBy) return raw;
+  }
   if (!needs.metrics.every((m) => kept.has(m))) return raw;
   if (needs.dimension !== undefined) {
     // Only sessions are rolled up by attribute; a pageview's attribute is its session's.
@@ -55,5 +69,9 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     if (byPath && !needs.metrics.every((m) => m === 'sessions')) return raw;
   }
   if (!rollupCovers(query.range, needs.buckets)) return raw;
-  return { source, kind: 'rollup' };
+  if (source !== 'sessions') return { source, kind: 'rollup' };
+  const attribute = (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension ?? '')
+    ? (needs.dimension as SessionAttribute)
+    : undefined;
+  return { source, kind: 'rollup', rollupDimension: attribute ?? filteredBy ?? 'channel' };
 }

@@ -2,7 +2,13 @@ import { AppConfig } from '@app/config';
 import type { Site } from '@app/db';
 import { Injectable } from '@nestjs/common';
 import { Interval, ReportRange } from '../date-range';
+import { ParameterError } from '../parameter-error';
 import { RangeQuery, reportRange } from '../report-range';
+import type { StatsFilter } from '../sql/session-filter';
+import { StatsRepository } from '../stats.repository';
+import { parseFilters } from './filters';
+
+export type { StatsFilter };
 
 /** What a report needs to know of its site. */
 export interface SiteContext {
@@ -11,12 +17,6 @@ export interface SiteContext {
   currency: string;
   trackingMode: 'full' | 'cookieless';
 }
-
-/**
- * A condition narrowing the sessions a report counts. None exist yet: the type admits only the
- * empty list, so that the first filter cannot be added without the WHERE builder learning it.
- */
-export type StatsFilter = never;
 
 /**
  * A report request as a value: which site, which exact UTC range, which sessions (filters),
@@ -44,14 +44,25 @@ export function withRange(query: StatsQuery, range: ReportRange): StatsQuery {
 export interface ReportParams extends RangeQuery {
   interval?: Interval;
   limit?: number;
+  /** SPEC §3 Filters, as sent. */
+  filters?: string;
 }
 
-/** Turns a site and a report's validated parameters into a StatsQuery; range mistakes are 400s. */
+/**
+ * Turns a site and a report's validated parameters into a StatsQuery; range and filter
+ * mistakes are 400s. A goal condition's ids are looked up among the site's goals, so that SQL
+ * can match their hits; an id that is not one of them is a 400 too.
+ */
 @Injectable()
 export class StatsQueryParser {
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly stats: StatsRepository,
+  ) {}
 
-  parse(site: Site | SiteContext, params: ReportParams, now?: Date): StatsQuery {
+  async parse(site: Site | SiteContext, params: ReportParams, now?: Date): Promise<StatsQuery> {
+    const range = reportRange(params, site, this.config.limits.maxRangeDays, now);
+    const filters = await this.resolveGoals(site.id, parseFilters(params.filters));
     return {
       site: {
         id: site.id,
@@ -59,10 +70,29 @@ export class StatsQueryParser {
         currency: site.currency,
         trackingMode: site.trackingMode,
       },
-      range: reportRange(params, site, this.config.limits.maxRangeDays, now),
-      filters: [],
+      range,
+      filters,
       interval: params.interval,
       limit: params.limit,
     };
+  }
+
+  private async resolveGoals(siteId: number, filters: StatsFilter[]): Promise<StatsFilter[]> {
+    if (!filters.some((f) => f.dimension === 'goal')) return filters;
+    const goals = await this.stats.siteGoals(siteId);
+    return filters.map((f) => {
+      if (f.dimension !== 'goal') return f;
+      const named = f.values.map((v) => {
+        const goal = /^[1-9]\d{0,9}$/.test(v.text) ? goals.find((g) => g.id === Number(v.text)) : undefined;
+        if (!goal) {
+          throw new ParameterError(
+            'filters',
+            `filters: "${v.text}" is not the id of a goal of site ${siteId}`,
+          );
+        }
+        return goal;
+      });
+      return { ...f, goals: named };
+    });
   }
 }

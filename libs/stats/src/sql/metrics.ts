@@ -1,5 +1,5 @@
 import { RawBuilder, sql } from 'kysely';
-import { col } from './where';
+import { col } from './col';
 
 /**
  * The SPEC §1 metrics as SQL aggregates, each defined once per source table. Counts come back

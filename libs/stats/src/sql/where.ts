@@ -1,47 +1,65 @@
 import { Expression, sql, SqlBool } from 'kysely';
 import type { StatsQuery } from '../query/stats-query';
+import { col } from './col';
+import { andAlso, rollupValueSelected, rowOfSelectedSession, sessionSelected } from './session-filter';
 
-/** A column of a table alias, quoted by the builder. */
-export const col = (alias: string, column: string) => sql.ref(`${alias}.${column}`);
+export { col };
 
 export type HitType = 'pageview' | 'event' | 'purchase';
 
+/** A rollup that keeps no session attribute cannot answer a filtered query (decideTable knows). */
+function unfiltered(query: StatsQuery, table: string): void {
+  if (query.filters.length > 0) throw new Error(`${table} cannot select sessions by filters`);
+}
+
 /**
- * The WHERE builders: one per source table, from the query's site, range and (later) filters.
- * Every report selects its rows through these, so "the sessions of the range" is written once.
+ * The WHERE builders: one per source table, from the query's site, range and filters. Every
+ * report selects its rows through these, so "the sessions of the range" is written once.
  * Attribution (SPEC §1): sessions belong to the range holding their start; hits and orders to
- * the range holding their own ts.
+ * the range holding their own ts. Filters (SPEC §3) select sessions: a hit or an order counts
+ * when its session is selected, wherever that session started.
  */
 export const where = {
   sessions(query: StatsQuery, alias = 's'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}${andAlso(sessionSelected(query.filters, alias))})`;
   },
 
   hits(query: StatsQuery, alias = 'h', type?: HitType): Expression<SqlBool> {
     const ofType = type === undefined ? sql`` : sql` AND ${col(alias, 'type')} = ${sql.lit(type)}`;
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${ofType} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${ofType} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query.filters, alias))})`;
+  },
+
+  /** Hits of the query's site, at any time, whose session the filters select (funnel steps after the first). */
+  hitsOfSelectedSessions(query: StatsQuery, alias = 'h'): Expression<SqlBool> {
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${andAlso(rowOfSelectedSession(query.filters, alias))})`;
   },
 
   orders(query: StatsQuery, alias = 'o'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query.filters, alias))})`;
   },
 
   /**
    * The session rollup's rows of one attribute for the query: whole 15-minute buckets of the
    * session start inside the range (decideTable only picks the rollup when the range's bounds
-   * are bucket bounds).
+   * are bucket bounds). Filters, all on `dimension` when decideTable picks the rollup, select
+   * its values.
    */
   sessionRollups(query: StatsQuery, dimension: string, alias = 'r'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
+    if (query.filters.some((f) => f.dimension !== dimension)) {
+      throw new Error(`the ${dimension} rollup cannot select sessions by another dimension`);
+    }
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(rollupValueSelected(query.filters, col(alias, 'value')))})`;
   },
 
   /** The entry/exit page rollup's rows of one list for the query (as sessionRollups). */
   sessionPathRollups(query: StatsQuery, dimension: string, alias = 'p'): Expression<SqlBool> {
+    unfiltered(query, 'session_path_rollups');
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
   },
 
   /** The pageview rollup's rows for the query: whole 15-minute buckets of the hit ts in the range. */
   hitRollups(query: StatsQuery, alias = 'r'): Expression<SqlBool> {
+    unfiltered(query, 'hit_rollups');
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
   },
 
