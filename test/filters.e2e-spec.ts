@@ -1,0 +1,388 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { event, pageview, purchase } from './support/hits';
+import { parseCsv } from './support/csv';
+import { TestEnv } from './support/test-env';
+
+/**
+ * SPEC §3 Filters on every report, with numbers worked out by hand. A UTC site; the range is
+ * 2026-05-04..2026-05-05; the previous period 2026-05-02..2026-05-03.
+ *
+ * | session | visitor | start (UTC)  | country   | channel  | source       | device  | browser   | pageviews in range          | bounce | entry → exit         | goals        | orders         |
+ * | A0      | v-A     | 05-02 08:00  | FR        | Social   | old          | desktop | Chrome    | (before the range) /home    | yes    | /home → /home        |              |                |
+ * | A       | v-A     | 05-04 10:00  | DE        | Search   | google       | desktop | Chrome    | /blog/a, /pricing           | no     | /blog/a → /pricing   | signup, price| o1 10.00 10:03 |
+ * | B       | v-B     | 05-04 11:00  | FR        | Social   | twitter      | mobile  | Safari    | /blog/b                     | yes    | /blog/b → /blog/b    |              |                |
+ * | G       | v-B     | 05-04 12:00  | US        | Referral | news.example | desktop | Chrome    | /pricing                    | yes    | /pricing → /pricing  | price        |                |
+ * | C       | v-C     | 05-05 09:00  | US        | Direct   | (direct)     | desktop | Firefox   | /, /docs/x                  | no     | / → /docs/x          |              | o2 25.50 09:10 |
+ * | D       | v-D     | 05-05 12:00  | (unknown) | Search   | bing         | tablet  | (unknown) | none (one signup event)     | no     | none                 | signup       |                |
+ * | E       | v-E     | 05-03 23:50  | DE        | Direct   | (direct)     | mobile  | Chrome    | /blog/c at 05-04 00:10      | —      | /pricing → /blog/c   | price        | o3 5.00 00:15  |
+ * | F       | v-F     | 05-05 15:00  | GB        | Referral | news_x%      | desktop | Edge      | /blog/%_lit                 | yes    | same                 |              |                |
+ *
+ * E starts before the range: it is no session of the range, but its in-range pageview and
+ * order count whenever E is selected. A0 makes v-A a returning visitor whatever the filters.
+ */
+describe('filters (SPEC §3)', () => {
+  let env: TestEnv;
+  let app: INestApplication;
+  let key: string;
+  let site: number;
+  let signup: number;
+  let price: number;
+  let foreignGoal: number;
+
+  const RANGE = { from: '2026-05-04', to: '2026-05-05' };
+
+  beforeAll(async () => {
+    env = await TestEnv.create();
+    const user = await env.user();
+    site = await env.site({ members: [user] });
+    const other = await env.site({ members: [user] });
+    key = (await env.key(user)).key;
+    signup = await env.goal(site, 'Signed up', 'event', 'signup');
+    price = await env.goal(site, 'Saw pricing', 'path', '/pricing');
+    foreignGoal = await env.goal(other, 'Elsewhere', 'event', 'signup');
+    await env.registerEvent(site, 'signup');
+
+    const attrs = (
+      country: string | undefined,
+      channel: string,
+      source: string | undefined,
+      device: string,
+      browser?: string,
+    ) => ({
+      ...(country === undefined ? {} : { country }),
+      channel,
+      ...(source === undefined ? {} : { source }),
+      device,
+      ...(browser === undefined ? {} : { browser }),
+    });
+    const a0 = { ...attrs('FR', 'Social', 'old', 'desktop', 'Chrome'), visitor_id: 'v-A' };
+    const a = { ...attrs('DE', 'Search', 'google', 'desktop', 'Chrome'), visitor_id: 'v-A' };
+    const b = { ...attrs('FR', 'Social', 'twitter', 'mobile', 'Safari'), visitor_id: 'v-B' };
+    const g = { ...attrs('US', 'Referral', 'news.example', 'desktop', 'Chrome'), visitor_id: 'v-B' };
+    const c = attrs('US', 'Direct', undefined, 'desktop', 'Firefox');
+    const d = attrs(undefined, 'Search', 'bing', 'tablet');
+    const e = attrs('DE', 'Direct', undefined, 'mobile', 'Chrome');
+    const f = attrs('GB', 'Referral', 'news_x%', 'desktop', 'Edge');
+    const imported = await env.importHits([
+      pageview(site, 'A0', '2026-05-02T08:00:00Z', '/home', a0),
+      pageview(site, 'A', '2026-05-04T10:00:00Z', '/blog/a', a),
+      pageview(site, 'A', '2026-05-04T10:01:00Z', '/pricing', a),
+      event(site, 'A', '2026-05-04T10:02:00Z', 'signup', a),
+      purchase(site, 'A', '2026-05-04T10:03:00Z', 'o1', '10.00', a),
+      pageview(site, 'B', '2026-05-04T11:00:00Z', '/blog/b', b),
+      pageview(site, 'G', '2026-05-04T12:00:00Z', '/pricing', g),
+      pageview(site, 'C', '2026-05-05T09:00:00Z', '/', c),
+      pageview(site, 'C', '2026-05-05T09:05:00Z', '/docs/x', c),
+      purchase(site, 'C', '2026-05-05T09:10:00Z', 'o2', '25.50', c),
+      event(site, 'D', '2026-05-05T12:00:00Z', 'signup', d),
+      pageview(site, 'E', '2026-05-03T23:50:00Z', '/pricing', e),
+      pageview(site, 'E', '2026-05-04T00:10:00Z', '/blog/c', e),
+      purchase(site, 'E', '2026-05-04T00:15:00Z', 'o3', '5.00', e),
+      pageview(site, 'F', '2026-05-05T15:00:00Z', '/blog/%_lit', f),
+      // The other site's DE session must never show here.
+      pageview(other, 'X', '2026-05-04T10:00:00Z', '/blog/a', { country: 'DE', channel: 'Search' }),
+    ]);
+    expect(imported.rejections).toEqual([]);
+    await env.aggregate();
+    app = await env.startApp({ RATE_LIMIT_PER_MINUTE: '100000' });
+  }, 120_000);
+
+  afterAll(() => env.close());
+
+  const get = (path: string, params: Record<string, string | number>) =>
+    request(app.getHttpServer())
+      .get(`/api/v1/sites/${site}${path}`)
+      .query(params)
+      .set('Authorization', `Bearer ${key}`);
+
+  const overview = async (filters: string, extra: Record<string, string> = {}) => {
+    const res = await get('/analytics/overview', { ...RANGE, filters, ...extra });
+    expect(res.status).toBe(200);
+    return res.body as {
+      data: Record<string, number> & { comparison?: Record<string, unknown>; top_countries: unknown[] };
+      meta: { filters: unknown[] };
+    };
+  };
+
+  describe('overview: each dimension and operator', () => {
+    it('without filters counts every session of the range, and meta.filters is []', async () => {
+      const { data, meta } = await overview('');
+      expect(data).toMatchObject({
+        sessions: 6,
+        visitors: 5,
+        pageviews: 8,
+        bounce_rate: 50,
+        pages_per_session: 1.17,
+        avg_session_duration_seconds: 130,
+      });
+      expect(meta.filters).toEqual([]);
+    });
+
+    it.each([
+      // [filters, sessions, visitors, pageviews, bounce_rate]
+      ['country==DE', 1, 1, 3, 0],
+      ['country!=DE', 5, 4, 5, 60],
+      ['country==(unknown)', 1, 1, 0, 0],
+      ['country==DE|FR', 2, 2, 4, 50],
+      ['country==F*', 1, 1, 1, 100],
+      ['source==(direct)', 1, 1, 3, 0],
+      ['source!=(direct)', 5, 4, 5, 60],
+      ['source==news_x%', 1, 1, 1, 100],
+      ['source==news%', 0, 0, 0, 0],
+      ['source==news*', 2, 2, 2, 100],
+      ['source==news_*', 1, 1, 1, 100],
+      ['channel==Search|Social', 3, 3, 3, 33.33],
+      ['device==desk*', 4, 4, 6, 50],
+      ['browser==(unknown)', 1, 1, 0, 0],
+      ['entry_page==/blog/*', 3, 3, 4, 66.67],
+      ['entry_page!=/blog/*', 3, 3, 4, 33.33],
+      ['exit_page==/pricing', 2, 2, 3, 50],
+      ['exit_page!=/pricing', 4, 4, 5, 50],
+      ['page==/pricing', 2, 2, 4, 50],
+      ['page!=/pricing', 4, 4, 4, 50],
+      ['page==/blog/%_lit', 1, 1, 1, 100],
+      ['page==/blog/%*', 1, 1, 1, 100],
+      ['page==/blog/_*', 0, 0, 0, 0],
+      ['country==DE|FR;device==mobile', 1, 1, 2, 100],
+      ['device==desktop;device!=desktop', 0, 0, 0, 0],
+    ])('%s', async (filters, sessions, visitors, pageviews, bounceRate) => {
+      const { data } = await overview(filters);
+      expect({
+        sessions: data.sessions,
+        visitors: data.visitors,
+        pageviews: data.pageviews,
+        bounce_rate: data.bounce_rate,
+      }).toEqual({ sessions, visitors, pageviews, bounce_rate: bounceRate });
+    });
+
+    it('goal conditions select the sessions that converted (or did not)', async () => {
+      const sessions = async (filters: string) => (await overview(filters)).data.sessions;
+      expect(await sessions(`goal==${signup}`)).toBe(2); // A, D
+      expect(await sessions(`goal!=${signup}`)).toBe(4); // B, G, C, F
+      expect(await sessions(`goal==${price}`)).toBe(2); // A, G (E starts before the range)
+      expect(await sessions(`goal==${signup}|${price}`)).toBe(3); // A, D, G
+    });
+
+    it('computes the headline and the top lists over the selected sessions', async () => {
+      const { data } = await overview('country==DE');
+      expect(data).toMatchObject({ pages_per_session: 2, avg_session_duration_seconds: 180 });
+      expect(data.top_countries).toEqual([{ value: 'DE', sessions: 1, share: 100 }]);
+      expect((data as unknown as { top_channels: unknown[] }).top_channels).toEqual([
+        { value: 'Search', sessions: 1, share: 100 },
+      ]);
+      expect((data as unknown as { entry_pages: unknown[] }).entry_pages).toEqual([
+        { value: '/blog/a', sessions: 1, share: 100 },
+      ]);
+    });
+
+    it('echoes the parsed filters in meta.filters', async () => {
+      const { meta } = await overview('country==DE|FR;entry_page==/blog/*;page!=/a\\;b');
+      expect(meta.filters).toEqual([
+        { dimension: 'country', operator: '==', values: ['DE', 'FR'] },
+        { dimension: 'entry_page', operator: '==', values: ['/blog/*'] },
+        { dimension: 'page', operator: '!=', values: ['/a\\;b'] },
+      ]);
+    });
+
+    it('filters the comparison range the same way (compare=previous_period)', async () => {
+      const { data } = await overview('country==DE', { compare: 'previous_period' });
+      // Previous period 05-02..05-03: of the DE sessions only E starts then; its /pricing is at 05-03 23:50.
+      expect(data.comparison).toMatchObject({
+        from: '2026-05-02',
+        to: '2026-05-03',
+        sessions: 1,
+        pageviews: 1,
+        change: expect.objectContaining({ sessions: 0, pageviews: 200 }) as unknown,
+      });
+    });
+  });
+
+  describe('breakdown-timeseries', () => {
+    const breakdown = async (params: Record<string, string>) => {
+      const res = await get('/analytics/breakdown-timeseries', { ...RANGE, ...params });
+      expect(res.status).toBe(200);
+      return (res.body as { data: { series: Array<{ value: string; total: number; points: number[] }> } })
+        .data.series;
+    };
+
+    it('a filtered dimension gives its values and an all-zero Other', async () => {
+      expect(
+        await breakdown({ metric: 'sessions', dimension: 'country', filters: 'country==DE|FR' }),
+      ).toEqual([
+        { value: 'DE', total: 1, points: [1, 0] },
+        { value: 'FR', total: 1, points: [1, 0] },
+        { value: 'Other', total: 0, points: [0, 0] },
+      ]);
+    });
+
+    it('pageviews take their session attribute; only the selected sessions count', async () => {
+      expect(await breakdown({ metric: 'pageviews', dimension: 'device', filters: 'country==DE' })).toEqual([
+        { value: 'desktop', total: 2, points: [2, 0] },
+        { value: 'mobile', total: 1, points: [1, 0] },
+        { value: 'Other', total: 0, points: [0, 0] },
+      ]);
+    });
+
+    it('revenue of the orders of selected sessions', async () => {
+      expect(
+        await breakdown({ metric: 'revenue', dimension: 'country', filters: 'device==desktop' }),
+      ).toEqual([
+        { value: 'US', total: 25.5, points: [0, 25.5] },
+        { value: 'DE', total: 10, points: [10, 0] },
+        { value: 'Other', total: 0, points: [0, 0] },
+      ]);
+    });
+
+    it('conv_rate over the selected sessions', async () => {
+      const series = await breakdown({
+        metric: 'conv_rate',
+        dimension: 'channel',
+        filters: `page==/pricing`,
+      });
+      // A (Search) converted, G (Referral) converted.
+      expect(series).toEqual([
+        { value: 'Referral', total: 100, points: [100, 0] },
+        { value: 'Search', total: 100, points: [100, 0] },
+        { value: 'Other', total: 0, points: [0, 0] },
+      ]);
+    });
+  });
+
+  it('conversions: sessions and goals of the selected sessions', async () => {
+    const res = await get('/conversions', { ...RANGE, filters: 'device==desktop' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ sessions: 4, converted_sessions: 2, conversion_rate: 50 });
+    expect(
+      (res.body.data.goals as Array<{ id: number; conversions: number }>).map((g) => [g.id, g.conversions]),
+    ).toEqual([
+      [signup, 1],
+      [price, 2],
+    ]);
+  });
+
+  it('ecommerce: orders of the selected sessions by their own ts, purchasing sessions by start', async () => {
+    const res = await get('/ecommerce', { ...RANGE, filters: 'country==DE' });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      revenue: 15,
+      orders: 2,
+      average_order_value: 7.5,
+      purchasing_sessions: 1,
+      conversion_rate: 100,
+      revenue_by_day: [
+        { date: '2026-05-04', revenue: 15, orders: 2 },
+        { date: '2026-05-05', revenue: 0, orders: 0 },
+      ],
+    });
+  });
+
+  it('events: occurrences and sessions of the selected sessions', async () => {
+    const signups = async (filters: string) => {
+      const res = await get('/events', { ...RANGE, filters });
+      expect(res.status).toBe(200);
+      const [row] = res.body.data as Array<{ name: string; occurrences: number; sessions: number }>;
+      return [row.occurrences, row.sessions];
+    };
+    expect(await signups('')).toEqual([2, 2]);
+    expect(await signups('country==(unknown)')).toEqual([1, 1]);
+    expect(await signups(`goal==${price}`)).toEqual([1, 1]);
+    expect(await signups('country==GB')).toEqual([0, 0]);
+  });
+
+  it('engagement: a visitor is returning by their first session of any kind, whatever the filters', async () => {
+    const returning = async (filters: string) => {
+      const res = await get('/analytics/engagement', { ...RANGE, filters });
+      expect(res.status).toBe(200);
+      return res.body.data.returning_visitors as Record<string, number>;
+    };
+    expect(await returning('')).toEqual({ new_visitors: 4, returning_visitors: 1, returning_share: 20 });
+    // v-A's first session (A0) is from FR and before the range: still returning under country==DE.
+    expect(await returning('country==DE')).toEqual({
+      new_visitors: 0,
+      returning_visitors: 1,
+      returning_share: 100,
+    });
+    expect(await returning('country==FR')).toEqual({
+      new_visitors: 1,
+      returning_visitors: 0,
+      returning_share: 0,
+    });
+  });
+
+  it('funnel: every step counts only hits of selected sessions', async () => {
+    const funnel = async (filters: string) => {
+      const res = await get('/analytics/funnel', {
+        ...RANGE,
+        filters,
+        steps: JSON.stringify([
+          { type: 'pageview', path: '/blog/*' },
+          { type: 'pageview', path: '/pricing' },
+        ]),
+      });
+      expect(res.status).toBe(200);
+      return (res.body.data.steps as Array<{ visitors: number }>).map((s) => s.visitors);
+    };
+    expect(await funnel('')).toEqual([4, 2]); // v-A, v-B (via G), v-E, v-F; then v-A and v-B
+    // v-B reaches /pricing only in G, a desktop session.
+    expect(await funnel('device==mobile')).toEqual([2, 0]);
+    expect(await funnel('country==DE')).toEqual([2, 1]);
+  });
+
+  it('CSV exports carry the filtered figures', async () => {
+    const res = await get('/conversions', { ...RANGE, filters: 'device==desktop', format: 'csv' });
+    expect(res.status).toBe(200);
+    const rows = parseCsv(res.text);
+    expect(rows[0]).toEqual(['id', 'name', 'type', 'match', 'conversions', 'conversion_rate']);
+    expect(rows.slice(1).map((r) => [Number(r[0]), Number(r[4]), Number(r[5])])).toEqual([
+      [signup, 1, 25],
+      [price, 2, 50],
+    ]);
+  });
+
+  describe('400 naming filters', () => {
+    it.each([
+      ['an unknown dimension', 'city==Berlin'],
+      ['a condition without an operator', 'country=DE'],
+      ['an empty value', 'country=='],
+      ['a goal id that is not a number', 'goal==signup'],
+      ['a prefix on a goal', `goal==${String(signup)}*`],
+      ['eleven conditions', Array.from({ length: 11 }, () => 'device==mobile').join(';')],
+    ])('%s', async (_, filters) => {
+      const res = await get('/analytics/overview', { ...RANGE, filters });
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body.errors).toEqual([{ parameter: 'filters', message: expect.any(String) as unknown }]);
+    });
+
+    it("another site's goal is not a goal of this site", async () => {
+      const res = await get('/conversions', { ...RANGE, filters: `goal==${foreignGoal}` });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toMatchObject({ parameter: 'filters' });
+      expect(res.body.errors[0].message).toContain(String(foreignGoal));
+    });
+
+    it('every report but realtime takes filters; realtime calls it unknown', async () => {
+      for (const path of [
+        '/analytics/overview',
+        '/analytics/engagement',
+        '/conversions',
+        '/ecommerce',
+        '/events',
+      ]) {
+        expect((await get(path, { ...RANGE, filters: 'city==x' })).status).toBe(400);
+        expect((await get(path, { ...RANGE, filters: 'country==DE' })).status).toBe(200);
+      }
+      const res = await get('/analytics/realtime', { filters: 'country==DE' });
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0]).toMatchObject({ parameter: 'filters' });
+    });
+
+    it('a repeated filters parameter is a 400', async () => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${site}/analytics/overview?filters=country==DE&filters=country==FR`)
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(400);
+    });
+  });
+});
