@@ -162,7 +162,13 @@ describe(AnalyticsController.name, () => {
     it('computes the headline metrics, counting sessions by start and pageviews by their own ts', async () => {
       const { data, meta } = await ok(shop, 'overview', RANGE);
 
-      expect(meta).toEqual({ site_id: shop, from: '2025-03-10', to: '2025-03-12', timezone: 'UTC' });
+      expect(meta).toEqual({
+        site_id: shop,
+        from: '2025-03-10',
+        to: '2025-03-12',
+        timezone: 'UTC',
+        filters: [],
+      });
       expect(data).toMatchObject({
         // Sessions started in the range: s1, s2, s3, s5, s6 (s4 started on 03-09).
         sessions: 5,
@@ -325,7 +331,13 @@ describe(AnalyticsController.name, () => {
     it('gives the top values by sessions, ties by value, then Other; points per day', async () => {
       const { data, meta } = await breakdown(shop, `${RANGE}&metric=sessions&dimension=channel&limit=1`);
 
-      expect(meta).toEqual({ site_id: shop, from: '2025-03-10', to: '2025-03-12', timezone: 'UTC' });
+      expect(meta).toEqual({
+        site_id: shop,
+        from: '2025-03-10',
+        to: '2025-03-12',
+        timezone: 'UTC',
+        filters: [],
+      });
       // Direct and Organic Search tie at 2 sessions: Direct wins on value. Direct: s2 (03-10), s5 (03-12).
       // Other: s1 (03-10), s3 (03-11, Organic Search) and s6 (03-11, Email).
       expect(data).toEqual({
@@ -519,6 +531,7 @@ describe(AnalyticsController.name, () => {
         to: '2025-03-12',
         timezone: 'UTC',
         tracking_mode: 'full',
+        filters: [],
       });
       expect(data).toEqual({
         // As in the overview: 7 pageviews of the 5 sessions started in the range.
@@ -647,7 +660,13 @@ describe(AnalyticsController.name, () => {
         `from=2025-05-01&to=2025-05-01&${steps(PRICING, SIGNUP)}`,
       );
 
-      expect(meta).toEqual({ site_id: funnelSite, from: '2025-05-01', to: '2025-05-01', timezone: 'UTC' });
+      expect(meta).toEqual({
+        site_id: funnelSite,
+        from: '2025-05-01',
+        to: '2025-05-01',
+        timezone: 'UTC',
+        filters: [],
+      });
       // Step 1 (a /pricing hit on 05-01): f-a, f-b, f-c, f-d, f-e, f-f, f-g = 7 (f-h's was on 04-30).
       // Step 2 within 24 h: f-a (23 h 59 min, next day), f-c (exactly 24 h), f-d (its second attempt),
       // f-g (same ts, imported after) = 4. Not: f-b (24 h 1 min), f-e (signup before), f-f (same ts, imported before).

@@ -129,7 +129,7 @@ describe(ConversionsController.name, () => {
           },
         ],
       },
-      meta: { site_id: site, from: '2026-03-10', to: '2026-03-11', timezone: 'Asia/Kolkata' },
+      meta: { site_id: site, from: '2026-03-10', to: '2026-03-11', timezone: 'Asia/Kolkata', filters: [] },
     });
   });
 

@@ -178,7 +178,7 @@ describe(EcommerceController.name, () => {
           { date: '2026-03-31', revenue: 15, orders: 1 },
         ],
       },
-      meta: { site_id: shop, from: '2026-03-28', to: '2026-03-31', timezone: 'Europe/Berlin' },
+      meta: { site_id: shop, from: '2026-03-28', to: '2026-03-31', timezone: 'Europe/Berlin', filters: [] },
     });
   });
 

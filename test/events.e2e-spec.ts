@@ -113,6 +113,7 @@ describe(EventsController.name, () => {
       page: 1,
       limit: 100,
       total: 5,
+      filters: [],
     });
   });
 

@@ -49,6 +49,7 @@ describe('the OpenAPI contract check of every e2e response', () => {
         to: '2026-01-31',
         timezone: 'UTC',
         tracking_mode: 'cookieless',
+        filters: [],
       },
     }),
   });
