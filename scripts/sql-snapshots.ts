@@ -47,6 +47,7 @@ const goals: GoalDefinition[] = [
 const days = buckets(query.range, 'day');
 /** Filtered on one session attribute (the rollup answers) and on every kind of dimension (raw). */
 const byCountry: StatsQuery = { ...query, filters: parseFilters('country==DE|FR;country!=A*') };
+const twoAttributes: StatsQuery = { ...query, filters: parseFilters('country==DE;device!=mobile') };
 const everyKind: StatsQuery = {
   ...query,
   filters: [
@@ -72,6 +73,16 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'overview.top-lists': overviewStatements.topLists(query, 10),
   'overview.top-lists.raw': overviewStatements.topLists(raw, 10),
   'filtered.session-totals.by-country': sharedStatements.sessionTotals(byCountry, ['sessions', 'bounces']),
+  'filtered.session-totals.two-attributes': sharedStatements.sessionTotals(twoAttributes, [
+    'sessions',
+    'bounces',
+  ]),
+  'filtered.breakdown.series-sums.two-attributes': breakdownStatements.seriesSums(
+    twoAttributes,
+    { metric: 'sessions', dimension: 'channel', goals: [] },
+    ['Search', 'Social'],
+    days,
+  ),
   'filtered.session-totals.every-kind': sharedStatements.sessionTotals(everyKind, ['sessions', 'visitors']),
   'filtered.pageview-totals.every-kind': sharedStatements.pageviewTotals(everyKind, ['pageviews']),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),

@@ -64,41 +64,41 @@ FROM
       (
         SELECT
           'channel' AS `list`,
-          `s`.`channel` AS `value`,
-          COUNT(*) AS `sessions`
+          `a`.`channel` AS `value`,
+          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
         FROM
-          `sessions` AS `s`
+          `session_attribute_rollups` AS `a`
         WHERE
           (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
+            `a`.`site_id` = ?
+            AND `a`.`bucket` >= ?
+            AND `a`.`bucket` < ?
             AND (
-              (`s`.`country` IN (?, ?))
-              AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+              (`a`.`country` IN (?, ?))
+              AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
             )
           )
         GROUP BY
-          `s`.`channel`
+          `a`.`channel`
         UNION ALL
         SELECT
           'source' AS `list`,
-          `s`.`source` AS `value`,
-          COUNT(*) AS `sessions`
+          `a`.`source` AS `value`,
+          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
         FROM
-          `sessions` AS `s`
+          `session_attribute_rollups` AS `a`
         WHERE
           (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
+            `a`.`site_id` = ?
+            AND `a`.`bucket` >= ?
+            AND `a`.`bucket` < ?
             AND (
-              (`s`.`country` IN (?, ?))
-              AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+              (`a`.`country` IN (?, ?))
+              AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
             )
           )
         GROUP BY
-          `s`.`source`
+          `a`.`source`
         UNION ALL
         SELECT
           'country' AS `list`,
@@ -122,22 +122,22 @@ FROM
         UNION ALL
         SELECT
           'device' AS `list`,
-          `s`.`device` AS `value`,
-          COUNT(*) AS `sessions`
+          `a`.`device` AS `value`,
+          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
         FROM
-          `sessions` AS `s`
+          `session_attribute_rollups` AS `a`
         WHERE
           (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
+            `a`.`site_id` = ?
+            AND `a`.`bucket` >= ?
+            AND `a`.`bucket` < ?
             AND (
-              (`s`.`country` IN (?, ?))
-              AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+              (`a`.`country` IN (?, ?))
+              AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
             )
           )
         GROUP BY
-          `s`.`device`
+          `a`.`device`
         UNION ALL
         SELECT
           'entry_path' AS `list`,

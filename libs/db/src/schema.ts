@@ -117,6 +117,22 @@ export interface SessionRollupsTable {
   duration_seconds: string;
 }
 
+/** Per bucket and combination of the five session attributes (migration 1764700000000). */
+export interface SessionAttributeRollupsTable {
+  site_id: number;
+  bucket: Date;
+  attributes_hash: Buffer;
+  channel: string;
+  source: string;
+  country: string;
+  device: string;
+  browser: string;
+  sessions: number;
+  bounces: number;
+  session_pageviews: number | string;
+  duration_seconds: string;
+}
+
 export interface HitRollupsTable {
   site_id: number;
   bucket: Date;
@@ -142,6 +158,7 @@ export interface StatsDatabase {
   session_path_rollups: SessionPathRollupsTable;
   hit_rollups: HitRollupsTable;
   session_rollups: SessionRollupsTable;
+  session_attribute_rollups: SessionAttributeRollupsTable;
   site_data_versions: SiteDataVersionsTable;
   hits: HitsTable;
   sessions: SessionsTable;

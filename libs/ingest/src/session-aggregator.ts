@@ -7,6 +7,9 @@ import {
   SESSION_ATTRIBUTES,
 } from '@app/stats/definitions';
 import {
+  attributeKey,
+  AttributeRollupDelta,
+  attributeRollupDeltas,
   fromMillis,
   PathRollupDelta,
   pathRollupDeltas,
@@ -57,6 +60,18 @@ const ROLLUP_SUMS = ['sessions', 'bounces', 'session_pageviews', 'duration_secon
 const ROLLUP_WRITE_ROWS = 500;
 /** path_hash is the key; path itself is stored beside it, never summed. */
 const PATH_ROLLUP_KEYS = ['site_id', 'dimension', 'bucket', 'path_hash', 'path'];
+/** attributes_hash is the key; the five values are stored beside it, never summed. */
+const ATTRIBUTE_ROLLUP_KEYS = ['site_id', 'bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS];
+
+const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest();
+
+/** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
+const sessionSums = (r: Omit<RollupDelta, 'dimension' | 'value'>) => [
+  r.sessions,
+  r.bounces,
+  r.sessionPageviews,
+  fromMillis(r.durationMillis),
+];
 
 /**
  * Derives sessions (SPEC §1: attributes from the first hit, entry/exit page, bounce,
@@ -130,6 +145,7 @@ export class SessionAggregator {
       const after = await this.derivedSessions(em, siteId, sessionIds);
       await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
       await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
+      await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
       const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
       await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
         siteId,
@@ -168,59 +184,84 @@ export class SessionAggregator {
    * Keeps the session rollup equal to the sessions table: the re-derived sessions' old rows
    * subtracted and new rows added, in the chunk's transaction; rows left with no session go.
    */
-  private async applyRollupDeltas(em: EntityManager, siteId: number, deltas: RollupDelta[]): Promise<void> {
-    const d = this.sql.dialect;
-    for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
-      const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        d.upsertAdd('session_rollups', ROLLUP_KEYS, ROLLUP_SUMS, part.length),
-        part.flatMap((r) => [
-          siteId,
-          r.dimension,
-          r.bucket,
-          r.value,
-          r.sessions,
-          r.bounces,
-          r.sessionPageviews,
-          fromMillis(r.durationMillis),
-        ]),
-      );
-    }
-    const emptied = deltas.filter((r) => r.sessions < 0);
-    for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
-      const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        `DELETE FROM session_rollups WHERE site_id = ? AND sessions = 0 AND (dimension, bucket, value) IN (${part
-          .map(() => '(?, ?, ?)')
-          .join(', ')})`,
-        [siteId, ...part.flatMap((r) => [r.dimension, r.bucket, r.value])],
-      );
-    }
+  private applyRollupDeltas(em: EntityManager, siteId: number, deltas: RollupDelta[]): Promise<void> {
+    return this.applyDeltas(em, siteId, deltas, {
+      table: 'session_rollups',
+      keys: ROLLUP_KEYS,
+      sums: ROLLUP_SUMS,
+      identity: ['dimension', 'bucket', 'value'],
+      keyValues: (r) => [r.dimension, r.bucket, r.value],
+      sumValues: sessionSums,
+    });
   }
 
   /** The same for the entry and exit pages (keyed by the path's MD5, as the migration does). */
-  private async applyPathRollupDeltas(
+  private applyPathRollupDeltas(em: EntityManager, siteId: number, deltas: PathRollupDelta[]): Promise<void> {
+    return this.applyDeltas(em, siteId, deltas, {
+      table: 'session_path_rollups',
+      keys: PATH_ROLLUP_KEYS,
+      sums: ['sessions'],
+      identity: ['dimension', 'bucket', 'path_hash'],
+      keyValues: (r) => [r.dimension, r.bucket, md5(r.path), r.path],
+      sumValues: (r) => [r.sessions],
+    });
+  }
+
+  /** The same for the attribute rollup (keyed by the MD5 of attributeKey, as the migration does). */
+  private applyAttributeRollupDeltas(
     em: EntityManager,
     siteId: number,
-    deltas: PathRollupDelta[],
+    deltas: AttributeRollupDelta[],
+  ): Promise<void> {
+    return this.applyDeltas(em, siteId, deltas, {
+      table: 'session_attribute_rollups',
+      keys: ATTRIBUTE_ROLLUP_KEYS,
+      sums: ROLLUP_SUMS,
+      identity: ['bucket', 'attributes_hash'],
+      keyValues: (r) => [
+        r.bucket,
+        md5(attributeKey(ROLLUP_DIMENSIONS.map((dim) => r[dim]))),
+        ...ROLLUP_DIMENSIONS.map((dim) => r[dim]),
+      ],
+      sumValues: sessionSums,
+    });
+  }
+
+  /**
+   * Adds `deltas` to a rollup (insert, or add to the row with the same key), then deletes the
+   * rows a delta emptied. `keyValues` gives a row's key columns after site_id, in `keys` order;
+   * its first `identity.length` values identify the row.
+   */
+  private async applyDeltas<R extends { sessions: number }>(
+    em: EntityManager,
+    siteId: number,
+    deltas: R[],
+    rollup: {
+      table: string;
+      keys: readonly string[];
+      sums: readonly string[];
+      identity: readonly string[];
+      keyValues: (r: R) => unknown[];
+      sumValues: (r: R) => unknown[];
+    },
   ): Promise<void> {
     const d = this.sql.dialect;
-    const hash = (path: string) => createHash('md5').update(path, 'utf8').digest();
     for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
       const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
       await em.query(
-        d.upsertAdd('session_path_rollups', PATH_ROLLUP_KEYS, ['sessions'], part.length),
-        part.flatMap((r) => [siteId, r.dimension, r.bucket, hash(r.path), r.path, r.sessions]),
+        d.upsertAdd(rollup.table, rollup.keys, rollup.sums, part.length),
+        part.flatMap((r) => [siteId, ...rollup.keyValues(r), ...rollup.sumValues(r)]),
       );
     }
     const emptied = deltas.filter((r) => r.sessions < 0);
+    const tuple = `(${rollup.identity.map(() => '?').join(', ')})`;
     for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
       const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
       await em.query(
-        `DELETE FROM session_path_rollups WHERE site_id = ? AND sessions = 0 AND (dimension, bucket, path_hash) IN (${part
-          .map(() => '(?, ?, ?)')
+        `DELETE FROM ${rollup.table} WHERE site_id = ? AND sessions = 0 AND (${rollup.identity.join(', ')}) IN (${part
+          .map(() => tuple)
           .join(', ')})`,
-        [siteId, ...part.flatMap((r) => [r.dimension, r.bucket, hash(r.path)])],
+        [siteId, ...part.flatMap((r) => rollup.keyValues(r).slice(0, rollup.identity.length))],
       );
     }
   }

@@ -25,6 +25,16 @@ export const sharedStatements = {
     metrics: readonly M[],
   ): ReportStatement<SessionTotals<M>> {
     const table = decideTable(query, 'sessions', { metrics });
+    if (table.rollupTable === 'session_attribute_rollups') {
+      return (d) => {
+        const r = sessionRollupMetrics('a');
+        return d.builder
+          .selectFrom('session_attribute_rollups as a')
+          .select(metrics.map((name) => r[name as keyof typeof r].as(name)))
+          .where(where.sessionAttributeRollups(query, 'a'))
+          .compile();
+      };
+    }
     if (table.kind === 'rollup') {
       return (d) => {
         const r = sessionRollupMetrics('r');

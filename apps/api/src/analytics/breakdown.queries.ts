@@ -73,7 +73,21 @@ function metricSource(
   const { metric, dimension, goals } = request;
   if (metric === 'sessions' || metric === 'bounce_rate') {
     const needs = { metrics: ['sessions', 'bounces'] as const, dimension, buckets };
-    if (decideTable(query, 'sessions', needs).kind === 'rollup') {
+    const table = decideTable(query, 'sessions', needs);
+    if (table.rollupTable === 'session_attribute_rollups') {
+      const a = sessionRollupMetrics('a');
+      return {
+        rows: d.builder
+          .selectFrom('session_attribute_rollups as a')
+          .where(where.sessionAttributeRollups(query, 'a')) as AnySelect,
+        time: sql`${col('a', 'bucket')}`,
+        value: sql<string>`${col('a', dimension)}`,
+        num: sql`${col('a', metric === 'sessions' ? 'sessions' : 'bounces')}`,
+        den: sql`${col('a', 'sessions')}`,
+        volume: a.sessions,
+      };
+    }
+    if (table.kind === 'rollup') {
       const r = sessionRollupMetrics('r');
       return {
         rows: d.builder

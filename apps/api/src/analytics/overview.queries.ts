@@ -47,8 +47,19 @@ export const overviewStatements = {
   ): ReportStatement<{ list: TopList; value: string; sessions: number | string }> {
     return (d) => {
       const groups = TOP_LISTS.map((list): TopListGroup => {
-        const rollup =
-          decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }).kind === 'rollup';
+        const table = decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list });
+        if (table.rollupTable === 'session_attribute_rollups') {
+          return d.builder
+            .selectFrom('session_attribute_rollups as a')
+            .select([
+              sql.lit(list).as('list'),
+              sql.ref(`a.${list}`).as('value'),
+              sessionRollupMetrics('a').sessions.as('sessions'),
+            ])
+            .where(where.sessionAttributeRollups(query, 'a'))
+            .groupBy(sql.ref(`a.${list}`)) as TopListGroup;
+        }
+        const rollup = table.kind === 'rollup';
         if (rollup && (list === 'entry_path' || list === 'exit_path')) {
           return d.builder
             .selectFrom('session_path_rollups as p')

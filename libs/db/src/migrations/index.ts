@@ -4,6 +4,7 @@ import { SiteDataVersions1764300000000 } from './1764300000000-site-data-version
 import { SessionRollups1764400000000 } from './1764400000000-session-rollups';
 import { HitRollups1764500000000 } from './1764500000000-hit-rollups';
 import { SessionPathRollups1764600000000 } from './1764600000000-session-path-rollups';
+import { SessionAttributeRollups1764700000000 } from './1764700000000-session-attribute-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -12,4 +13,5 @@ export const MIGRATIONS = [
   SessionRollups1764400000000,
   HitRollups1764500000000,
   SessionPathRollups1764600000000,
+  SessionAttributeRollups1764700000000,
 ];

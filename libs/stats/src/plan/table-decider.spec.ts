@@ -15,6 +15,7 @@ describe('decideTable under filters', () => {
     expect(decideTable(query('country==DE|F*;country!=FR'), 'sessions', sessions)).toEqual({
       source: 'sessions',
       kind: 'rollup',
+      rollupTable: 'session_rollups',
       rollupDimension: 'country',
     });
     expect(decideTable(query('country==DE'), 'sessions', { ...sessions, dimension: 'country' }).kind).toBe(
@@ -22,18 +23,18 @@ describe('decideTable under filters', () => {
     );
   });
 
-  it('reads raw rows when the statement groups by another attribute', () => {
-    expect(decideTable(query('country==DE'), 'sessions', { ...sessions, dimension: 'channel' }).kind).toBe(
-      'raw',
-    );
-    expect(
-      decideTable(query('country==DE'), 'sessions', { metrics: ['sessions'], dimension: 'entry_path' }).kind,
-    ).toBe('raw');
+  it('reads the attribute rollup for conditions on several attributes, or grouped by another', () => {
+    const combinations = { source: 'sessions', kind: 'rollup', rollupTable: 'session_attribute_rollups' };
+    expect(decideTable(query('country==DE;device==mobile'), 'sessions', sessions)).toEqual(combinations);
+    expect(decideTable(query('country==DE'), 'sessions', { ...sessions, dimension: 'channel' })).toEqual({
+      ...combinations,
+      rollupDimension: 'channel',
+    });
   });
 
-  it('reads raw rows for conditions on two attributes, on pages or on goals', () => {
+  it('reads raw rows for conditions on pages or goals, and for entry/exit lists under any filter', () => {
     for (const filters of [
-      'country==DE;device==mobile',
+      'country==DE;page==/a',
       'page==/a',
       'entry_page==/a',
       'exit_page!=/a',
@@ -41,6 +42,9 @@ describe('decideTable under filters', () => {
     ]) {
       expect(decideTable(query(filters), 'sessions', sessions).kind).toBe('raw');
     }
+    const entryList = { metrics: ['sessions'] as const, dimension: 'entry_path' as const };
+    expect(decideTable(query('country==DE'), 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(query(''), 'sessions', entryList).kind).toBe('rollup');
   });
 
   it('never reads the pageview rollup under a filter: it keeps no session attribute', () => {

@@ -18,6 +18,12 @@ export interface TableChoice {
    * channel, so its rows add up to all sessions).
    */
   rollupDimension?: SessionAttribute;
+  /**
+   * For the session rollup: `session_rollups` (one attribute per row), or
+   * `session_attribute_rollups` (every attribute per row) when the filters name an attribute
+   * other than the one the rows are of.
+   */
+  rollupTable?: 'session_rollups' | 'session_attribute_rollups';
 }
 
 /** What a statement needs, so the decider can tell whether a rollup has it. */
@@ -46,9 +52,10 @@ const ROLLED_UP: Partial<Record<RowSource, ReadonlySet<string>>> = {
  * pageviews are read from their rollup when it holds everything the statement needs, over
  * whole 15-minute buckets; everything else, and everything when `query.tables` is `raw`,
  * reads the raw tables. A statement builder switches on `kind`. Filters (SPEC §3) select
- * sessions: the session rollup answers them when every condition is on one session attribute
- * and the statement groups by that attribute or by none (the rollup's rows of that attribute
- * then hold exactly the selected sessions); every other filtered statement reads raw rows.
+ * sessions: when every condition is on a session attribute, the session rollup answers them:
+ * its rows of one attribute when every condition is on that attribute and the statement groups
+ * by it or by none, else the attribute rollup, whose rows carry all five. Conditions on pages
+ * and goals, and every filtered pageview, event or order, read raw rows.
  */
 export function decideTable(query: StatsQuery, source: RowSource, needs?: SessionNeeds): TableChoice {
   const raw: TableChoice = { source, kind: 'raw' };
@@ -56,8 +63,9 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
   const filteredBy = soleAttributeOf(query.filters);
   if (query.filters.length > 0) {
-    if (source !== 'sessions' || filteredBy === undefined) return raw;
-    if (needs.dimension !== undefined && needs.dimension !== filteredBy) return raw;
+    if (source !== 'sessions') return raw;
+    if (!query.filters.every((f) => (ROLLUP_DIMENSIONS as readonly string[]).includes(f.dimension)))
+      return raw;
   }
   if (!needs.metrics.every((m) => kept.has(m))) return raw;
   if (needs.dimension !== undefined) {
@@ -65,13 +73,21 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     if (source !== 'sessions') return raw;
     const byPath = (PATH_DIMENSIONS as readonly string[]).includes(needs.dimension);
     if (!byPath && !(ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension)) return raw;
-    // The entry/exit page rollup counts sessions only.
-    if (byPath && !needs.metrics.every((m) => m === 'sessions')) return raw;
+    // The entry/exit page rollup counts sessions only, of every attribute.
+    if (byPath && (query.filters.length > 0 || !needs.metrics.every((m) => m === 'sessions'))) return raw;
   }
   if (!rollupCovers(query.range, needs.buckets)) return raw;
   if (source !== 'sessions') return { source, kind: 'rollup' };
   const attribute = (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension ?? '')
     ? (needs.dimension as SessionAttribute)
     : undefined;
-  return { source, kind: 'rollup', rollupDimension: attribute ?? filteredBy ?? 'channel' };
+  if (query.filters.length === 0 || (filteredBy !== undefined && (attribute ?? filteredBy) === filteredBy)) {
+    return {
+      source,
+      kind: 'rollup',
+      rollupTable: 'session_rollups',
+      rollupDimension: attribute ?? filteredBy ?? 'channel',
+    };
+  }
+  return { source, kind: 'rollup', rollupTable: 'session_attribute_rollups', rollupDimension: attribute };
 }

@@ -1,5 +1,7 @@
 import { resolveRange } from '../date-range';
 import {
+  attributeKey,
+  attributeRollupDeltas,
   fromMillis,
   pathRollupDeltas,
   RolledUpSession,
@@ -115,5 +117,44 @@ describe(pathRollupDeltas.name, () => {
       expect.objectContaining({ dimension: 'exit_path', path: '/pricing', sessions: -1 }),
       expect.objectContaining({ dimension: 'exit_path', path: '/thank-you', sessions: 1 }),
     ]);
+  });
+});
+
+describe(attributeRollupDeltas.name, () => {
+  it('keeps one row per bucket and combination of the five attributes', () => {
+    const deltas = attributeRollupDeltas(
+      [],
+      [session(), session({ is_bounce: 0, pageviews: 3 }), session({ device: 'desktop' })],
+    );
+    expect(deltas).toHaveLength(2);
+    expect(deltas.find((d) => d.device === 'mobile')).toMatchObject({
+      bucket: new Date('2026-03-10T10:00:00.000Z'),
+      channel: 'Search',
+      source: 'google',
+      country: 'DE',
+      browser: 'Firefox',
+      sessions: 2,
+      bounces: 1,
+      sessionPageviews: 4,
+    });
+  });
+
+  it('moves a re-derived session to its new combination and drops rows that net to nothing', () => {
+    const deltas = attributeRollupDeltas(
+      [session(), session({ country: 'FR' })],
+      [session({ country: 'NL' }), session({ country: 'FR' })],
+    );
+    expect(deltas.map((d) => [d.country, d.sessions])).toEqual([
+      ['DE', -1],
+      ['NL', 1],
+    ]);
+  });
+});
+
+describe(attributeKey.name, () => {
+  it('never reads two combinations the same', () => {
+    expect(attributeKey(['a:b', 'c', 'd', 'e', 'f'])).not.toBe(attributeKey(['a', 'b:c', 'd', 'e', 'f']));
+    expect(attributeKey(['1:', 'x', '', '', ''])).not.toBe(attributeKey(['1', ':x', '', '', '']));
+    expect(attributeKey(['é', '浏', '', '', ''])).toBe('1:é1:浏0:0:0:');
   });
 });

@@ -61,21 +61,33 @@ export function fromMillis(millis: bigint): string {
   return `${sign}${abs / 1000n}.${(abs % 1000n).toString().padStart(3, '0')}`;
 }
 
+/** The counts a session adds to every rollup row it belongs to. */
+interface SessionCounts {
+  sessions: number;
+  bounces: number;
+  sessionPageviews: number;
+  durationMillis: bigint;
+}
+
 /**
- * What re-deriving sessions changes in the rollup: each old row of a session subtracted, each
- * new row added, netted per rollup row. Rows whose change is zero are left out.
+ * What re-deriving sessions changes in a rollup whose rows `rowsOf` names per session (key
+ * and identifying fields): each old row of a session subtracted, each new row added, netted
+ * per rollup row. Rows whose change is zero are left out.
  */
-export function sessionRollupDeltas(before: RolledUpSession[], after: RolledUpSession[]): RollupDelta[] {
-  const deltas = new Map<string, RollupDelta>();
+function netSessionDeltas<R extends object>(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+  rowsOf: (s: RolledUpSession, bucket: Date) => Array<{ key: string; row: R }>,
+): Array<R & SessionCounts> {
+  const deltas = new Map<string, R & SessionCounts>();
   const add = (s: RolledUpSession, sign: 1 | -1) => {
     const bucket = rollupBucket(s.started_at);
-    for (const dimension of ROLLUP_DIMENSIONS) {
-      const value = s[dimension];
-      const key = `${bucket.getTime()}\u0000${dimension}\u0000${value}`;
-      let d = deltas.get(key);
+    for (const { key, row } of rowsOf(s, bucket)) {
+      const full = `${bucket.getTime()}\u0000${key}`;
+      let d = deltas.get(full);
       if (!d) {
-        d = { bucket, dimension, value, sessions: 0, bounces: 0, sessionPageviews: 0, durationMillis: 0n };
-        deltas.set(key, d);
+        d = { ...row, sessions: 0, bounces: 0, sessionPageviews: 0, durationMillis: 0n };
+        deltas.set(full, d);
       }
       d.sessions += sign;
       d.bounces += sign * Number(s.is_bounce);
@@ -88,6 +100,51 @@ export function sessionRollupDeltas(before: RolledUpSession[], after: RolledUpSe
   return [...deltas.values()].filter(
     (d) => d.sessions !== 0 || d.bounces !== 0 || d.sessionPageviews !== 0 || d.durationMillis !== 0n,
   );
+}
+
+/** The session rollup's changes: one row per attribute, keyed by (bucket, attribute, value). */
+export function sessionRollupDeltas(before: RolledUpSession[], after: RolledUpSession[]): RollupDelta[] {
+  return netSessionDeltas(before, after, (s, bucket) =>
+    ROLLUP_DIMENSIONS.map((dimension) => ({
+      key: `${dimension}\u0000${s[dimension]}`,
+      row: { bucket, dimension, value: s[dimension] },
+    })),
+  );
+}
+
+/** One row of the attribute rollup: a bucket and one value of every session attribute. */
+export type AttributeRollupDelta = { bucket: Date } & Record<SessionAttribute, string> & SessionCounts;
+
+/**
+ * The attribute rollup's changes: one row per bucket and combination of all five session
+ * attributes, so that any conditions on them (filters) and a grouping by any one of them can
+ * be answered from it.
+ */
+export function attributeRollupDeltas(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+): AttributeRollupDelta[] {
+  return netSessionDeltas(before, after, (s, bucket) => {
+    const values = ROLLUP_DIMENSIONS.map((d) => s[d]);
+    const row = { bucket, ...Object.fromEntries(ROLLUP_DIMENSIONS.map((d) => [d, s[d]])) } as {
+      bucket: Date;
+    } & Record<SessionAttribute, string>;
+    return [{ key: attributeKey(values), row }];
+  });
+}
+
+/**
+ * The text an attribute combination is keyed by (its MD5 is the table's key): each value
+ * prefixed by its length in characters, so that no two combinations read the same. The
+ * migration computes the same in SQL (attributeKeySql).
+ */
+export function attributeKey(values: readonly string[]): string {
+  return values.map((v) => `${Array.from(v).length}:${v}`).join('');
+}
+
+/** attributeKey over the columns of a sessions row, in SQL. */
+export function attributeKeySql(alias: string): string {
+  return `CONCAT(${ROLLUP_DIMENSIONS.map((d) => `CHAR_LENGTH(${alias}.${d}), ':', ${alias}.${d}`).join(', ')})`;
 }
 
 /** One path rollup row's change in sessions. */

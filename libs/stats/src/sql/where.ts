@@ -1,4 +1,5 @@
 import { Expression, sql, SqlBool } from 'kysely';
+import { SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { andAlso, rollupValueSelected, rowOfSelectedSession, sessionSelected } from './session-filter';
@@ -49,6 +50,18 @@ export const where = {
       throw new Error(`the ${dimension} rollup cannot select sessions by another dimension`);
     }
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(rollupValueSelected(query.filters, col(alias, 'value')))})`;
+  },
+
+  /**
+   * The attribute rollup's rows for the query: whole buckets of the session start in the range,
+   * the filters (all on session attributes when decideTable picks it) over its five columns,
+   * which are named as in sessions.
+   */
+  sessionAttributeRollups(query: StatsQuery, alias = 'a'): Expression<SqlBool> {
+    if (query.filters.some((f) => !(SESSION_ATTRIBUTES as readonly string[]).includes(f.dimension))) {
+      throw new Error('the attribute rollup can only select sessions by their attributes');
+    }
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(sessionSelected(query.filters, alias))})`;
   },
 
   /** The entry/exit page rollup's rows of one list for the query (as sessionRollups). */
