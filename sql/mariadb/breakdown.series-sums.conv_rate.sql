@@ -65,7 +65,7 @@ FROM
           SELECT
             1
           FROM
-            hits gh
+            hits gh FORCE INDEX (ix_hits_site_session)
           WHERE
             gh.site_id = `s`.`site_id`
             AND gh.session_id = `s`.`session_id`

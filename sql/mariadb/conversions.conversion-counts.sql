@@ -36,7 +36,7 @@ FROM
       ) AS `goal_1`
     FROM
       sessions cs
-      JOIN hits gh ON gh.site_id = cs.site_id
+      JOIN hits gh FORCE INDEX (ix_hits_site_session) ON gh.site_id = cs.site_id
       AND gh.session_id = cs.session_id
     WHERE
       (

@@ -74,7 +74,7 @@ FROM
                     SELECT
                       1
                     FROM
-                      hits fp
+                      hits fp FORCE INDEX (ix_hits_site_session)
                     WHERE
                       fp.site_id = `fs`.`site_id`
                       AND fp.session_id = `fs`.`session_id`
@@ -88,7 +88,7 @@ FROM
                     SELECT
                       1
                     FROM
-                      hits gh
+                      hits gh FORCE INDEX (ix_hits_site_session)
                     WHERE
                       gh.site_id = `fs`.`site_id`
                       AND gh.session_id = `fs`.`session_id`
@@ -148,7 +148,7 @@ FROM
                         SELECT
                           1
                         FROM
-                          hits fp
+                          hits fp FORCE INDEX (ix_hits_site_session)
                         WHERE
                           fp.site_id = `fs`.`site_id`
                           AND fp.session_id = `fs`.`session_id`
@@ -162,7 +162,7 @@ FROM
                         SELECT
                           1
                         FROM
-                          hits gh
+                          hits gh FORCE INDEX (ix_hits_site_session)
                         WHERE
                           gh.site_id = `fs`.`site_id`
                           AND gh.session_id = `fs`.`session_id`

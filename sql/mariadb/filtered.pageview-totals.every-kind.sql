@@ -48,7 +48,7 @@ WHERE
             SELECT
               1
             FROM
-              hits fp
+              hits fp FORCE INDEX (ix_hits_site_session)
             WHERE
               fp.site_id = `fs`.`site_id`
               AND fp.session_id = `fs`.`session_id`
@@ -62,7 +62,7 @@ WHERE
             SELECT
               1
             FROM
-              hits gh
+              hits gh FORCE INDEX (ix_hits_site_session)
             WHERE
               gh.site_id = `fs`.`site_id`
               AND gh.session_id = `fs`.`session_id`

@@ -40,7 +40,7 @@ WHERE
         SELECT
           1
         FROM
-          hits fp
+          hits fp FORCE INDEX (ix_hits_site_session)
         WHERE
           fp.site_id = `s`.`site_id`
           AND fp.session_id = `s`.`session_id`
@@ -54,7 +54,7 @@ WHERE
         SELECT
           1
         FROM
-          hits gh
+          hits gh FORCE INDEX (ix_hits_site_session)
         WHERE
           gh.site_id = `s`.`site_id`
           AND gh.session_id = `s`.`session_id`

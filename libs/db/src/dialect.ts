@@ -1,4 +1,5 @@
 import {
+  CompiledQuery,
   DummyDriver,
   Expression,
   Kysely,
@@ -15,6 +16,19 @@ import { hasServerErrno } from './driver-errors';
 import type { StatsDatabase } from './schema';
 
 /** The typed SQL builder of the statistics engine: it only compiles; TypeORM's pool runs the SQL. */
+const INDEX_HINT_OPEN = '/*@index ';
+const INDEX_HINT = /\/\*@index ([a-z_]+)\*\//g;
+
+/**
+ * A table reference `table alias` read through `index`, for SQL built where no dialect is at
+ * hand; SqlDialect.renderIndexHints turns the marker into the engine's hint when the
+ * statement is run (ReportDb) or written to a snapshot.
+ */
+export function tableWithIndexMarker(table: string, alias: string, index: string): string {
+  if (!/^[a-z_]+$/.test(index)) throw new Error(`not an index name: ${index}`);
+  return `${table} ${alias} ${INDEX_HINT_OPEN}${index}*/`;
+}
+
 export type StatsSql = Kysely<StatsDatabase>;
 
 /**
@@ -59,6 +73,12 @@ export interface SqlDialect {
    * sort but scans every hit of the site, per session (minutes instead of milliseconds).
    */
   tableWithIndex(table: string, alias: string, index: string): string;
+  /**
+   * `compiled` with each index-hint marker (indexHintMarker, written where no dialect is at
+   * hand: the session selection of filters, the conversion test) rendered as this engine's
+   * hint, as tableWithIndex would write it.
+   */
+  renderIndexHints(compiled: CompiledQuery): CompiledQuery;
   /** A DATETIME expression moved by a whole number of seconds. */
   addSeconds(datetime: Expression<unknown>, seconds: Expression<unknown>): RawBuilder<Date>;
   /** The calendar date (`YYYY-MM-DD` string) of a DATETIME expression. */
@@ -174,6 +194,14 @@ class MysqlFamilyDialect implements SqlDialect {
 
   tableWithIndex(table: string, alias: string, index: string): string {
     return `${table} ${alias} FORCE INDEX (${index})`;
+  }
+
+  renderIndexHints(compiled: CompiledQuery): CompiledQuery {
+    if (!compiled.sql.includes(INDEX_HINT_OPEN)) return compiled;
+    return {
+      ...compiled,
+      sql: compiled.sql.replace(INDEX_HINT, (_, index: string) => `FORCE INDEX (${index})`),
+    };
   }
 
   addSeconds(datetime: Expression<unknown>, seconds: Expression<unknown>): RawBuilder<Date> {

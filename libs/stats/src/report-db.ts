@@ -41,7 +41,7 @@ export class ReportDb {
 
   /** Builds `statement` for the connected engine and runs it. */
   run<Row>(statement: ReportStatement<Row>): Promise<Row[]> {
-    const compiled = statement(this.dialect);
+    const compiled = this.dialect.renderIndexHints(statement(this.dialect));
     return this.select<Row>(compiled.sql, [...compiled.parameters]);
   }
 

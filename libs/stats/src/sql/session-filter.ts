@@ -1,5 +1,5 @@
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
-import { GoalDefinition, sessionConverted } from '../conversions';
+import { GoalDefinition, hitsOfSession, sessionConverted } from '../conversions';
 import { textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
@@ -39,7 +39,7 @@ function selects(filter: StatsFilter, s: string): RawBuilder<SqlBool> {
       return sql<SqlBool>`(${column} IS NOT NULL AND ${anyValue(column, filter.values)})`;
     }
     case 'page':
-      return sql<SqlBool>`EXISTS (SELECT 1 FROM hits fp WHERE fp.site_id = ${col(s, 'site_id')} AND fp.session_id = ${col(s, 'session_id')} AND fp.type = 'pageview' AND ${anyValue(sql.ref('fp.path'), filter.values)})`;
+      return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('fp')} WHERE fp.site_id = ${col(s, 'site_id')} AND fp.session_id = ${col(s, 'session_id')} AND fp.type = 'pageview' AND ${anyValue(sql.ref('fp.path'), filter.values)})`;
     case 'goal':
       if (!filter.goals) throw new Error('a goal filter reached SQL without its goals resolved');
       return sessionConverted(s, [...filter.goals]);
