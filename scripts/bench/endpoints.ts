@@ -37,8 +37,11 @@ export interface Endpoint {
   params: (n: number) => Params;
   /** Present for every report that has a raw computation to compare with. */
   raw?: { dto: Type; run: InProcess };
-  /** Issue #10's Targets table: the group whose p50/p99 and speed-up targets apply. */
-  target: 'report' | 'funnel' | 'realtime' | 'none';
+  /**
+   * The group whose targets apply: issue #10's (report, funnel, realtime) or issue #11's
+   * (filtered by session attributes; filtered by a page or a goal).
+   */
+  target: 'report' | 'funnel' | 'realtime' | 'filter-attribute' | 'filter-page' | 'none';
 }
 
 const DIMENSIONS = ['channel', 'country', 'device', 'browser'];
@@ -126,6 +129,7 @@ export function endpoints(today: string): Endpoint[] {
       },
       target: 'funnel',
     },
+    ...filteredEndpoints(dated),
     {
       name: 'realtime',
       route: '/api/v1/sites/{id}/analytics/realtime',
@@ -135,6 +139,68 @@ export function endpoints(today: string): Endpoint[] {
     { name: 'sites', route: '/api/v1/sites', params: () => ({}), target: 'none' },
   ];
   return list;
+}
+
+/**
+ * Issue #11's rows: reports under 1–3 session-attribute conditions (one attribute: the session
+ * rollup can answer; several: raw rows) and under a page condition (raw rows).
+ */
+function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) => Params): Endpoint[] {
+  const overview = {
+    route: '/api/v1/sites/{id}/analytics/overview',
+    raw: {
+      dto: OverviewQueryDto,
+      run: (app: INestApplicationContext, q: StatsQuery, dto: OverviewQueryDto) =>
+        app.get(OverviewService).report(q, dto),
+    },
+  };
+  const countries = ['US', 'DE|FR', 'GB'];
+  return [
+    {
+      ...overview,
+      name: 'overview ⟨country⟩',
+      params: dated((n) => ({ limit: '10', filters: `country==${countries[n % 3]}` })),
+      target: 'filter-attribute',
+    },
+    {
+      ...overview,
+      name: 'overview ⟨3 attributes⟩',
+      params: dated((n) => ({
+        limit: '10',
+        filters: `country==${countries[n % 3]};device!=mobile;channel==Organic Search|Direct`,
+      })),
+      target: 'filter-attribute',
+    },
+    {
+      name: 'breakdown sessions ⟨country⟩',
+      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
+      params: dated((n) => ({
+        metric: 'sessions',
+        dimension: 'country',
+        interval: 'day',
+        limit: '5',
+        filters: `country==${countries[n % 3]}`,
+      })),
+      raw: {
+        dto: BreakdownQueryDto,
+        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
+      },
+      target: 'filter-attribute',
+    },
+    {
+      name: 'engagement ⟨source, device⟩',
+      route: '/api/v1/sites/{id}/analytics/engagement',
+      params: dated(() => ({ filters: 'source==google;device==mobile' })),
+      raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
+      target: 'filter-attribute',
+    },
+    {
+      ...overview,
+      name: 'overview ⟨page⟩',
+      params: dated((n) => ({ limit: '10', filters: n % 2 ? 'page==/pricing' : 'entry_page==/blog/*' })),
+      target: 'filter-page',
+    },
+  ];
 }
 
 export function pathOf(endpoint: Endpoint, siteId: number, n: number): string {
