@@ -109,6 +109,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   ),
   'engagement.pageview-engagement': engagementStatements.pageviewEngagement(query),
   'engagement.visitor-returns': engagementStatements.visitorReturns(query),
+  'engagement.new-visitors': engagementStatements.newVisitors(query),
   'funnel.visitors-per-step': funnelStatements.visitorsPerStep(
     query,
     [

@@ -1,15 +1,16 @@
+import { CompiledQuery } from 'kysely';
 import { mariadbDialect, tableWithIndexMarker } from './dialect';
 
 describe('index hints written without a dialect', () => {
   it('renders every marker as the engine hint tableWithIndex writes', () => {
     const sql = `SELECT 1 FROM ${tableWithIndexMarker('hits', 'gh', 'ix_hits_site_session')} WHERE EXISTS (SELECT 1 FROM ${tableWithIndexMarker('hits', 'fp', 'ix_hits_site_session')})`;
-    expect(mariadbDialect.renderIndexHints({ sql, parameters: [1], query: undefined as never }).sql).toBe(
+    expect(mariadbDialect.renderIndexHints(CompiledQuery.raw(sql, [1])).sql).toBe(
       `SELECT 1 FROM ${mariadbDialect.tableWithIndex('hits', 'gh', 'ix_hits_site_session')} WHERE EXISTS (SELECT 1 FROM ${mariadbDialect.tableWithIndex('hits', 'fp', 'ix_hits_site_session')})`,
     );
   });
 
   it('leaves a statement without markers as it is', () => {
-    const compiled = { sql: 'SELECT 1', parameters: [], query: undefined as never };
+    const compiled = CompiledQuery.raw('SELECT 1');
     expect(mariadbDialect.renderIndexHints(compiled)).toBe(compiled);
   });
 

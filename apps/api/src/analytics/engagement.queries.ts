@@ -13,7 +13,7 @@ import {
   where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { sql } from 'kysely';
+import { sql, SqlBool } from 'kysely';
 
 export interface PageviewEngagement {
   /** Σ time_on_page_seconds (exact decimal string) and how many pageviews carry one. */
@@ -67,6 +67,21 @@ export const engagementStatements = {
     };
   },
 
+  /**
+   * The visitors whose first-ever session started in the range: exactly the range's new
+   * visitors (that session is one of the range's), read through (site_id, first_session_at).
+   */
+  newVisitors(query: StatsQuery): ReportStatement<{ visitors: Count }> {
+    return (d) =>
+      d.builder
+        .selectFrom('visitors as v')
+        .select(sql<Count>`COUNT(*)`.as('visitors'))
+        .where(
+          sql<SqlBool>`${col('v', 'site_id')} = ${query.site.id} AND ${col('v', 'first_session_at')} >= ${query.range.startUtc} AND ${col('v', 'first_session_at')} < ${query.range.endUtc}`,
+        )
+        .compile();
+  },
+
   /** The range's visitors (of its sessions) and how many had their first-ever session before it. */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
@@ -113,7 +128,19 @@ export class EngagementQueries {
     return this.stats.sessionTotals(query, ['sessions', 'sessionPageviews']);
   }
 
+  /**
+   * Returning = visitors − new. Unfiltered, the visitors are the shared distinct count and the
+   * new ones an index range of the visitors table; under filters (or on the raw path) one
+   * statement joins the range's visitors to their first session.
+   */
   async visitorReturns(query: StatsQuery): Promise<VisitorReturns> {
+    if (decideTable(query, 'visitors').kind === 'rollup') {
+      const [{ visitors }, [fresh]] = await Promise.all([
+        this.stats.sessionTotals(query, ['visitors']),
+        this.db.run(engagementStatements.newVisitors(query)),
+      ]);
+      return { visitors, returning: visitors - Number(fresh.visitors) };
+    }
     const [row] = await this.db.run(engagementStatements.visitorReturns(query));
     return { visitors: Number(row.visitors), returning: Number(row.returners) };
   }

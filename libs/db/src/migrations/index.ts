@@ -5,6 +5,7 @@ import { SessionRollups1764400000000 } from './1764400000000-session-rollups';
 import { HitRollups1764500000000 } from './1764500000000-hit-rollups';
 import { SessionPathRollups1764600000000 } from './1764600000000-session-path-rollups';
 import { SessionAttributeRollups1764700000000 } from './1764700000000-session-attribute-rollups';
+import { VisitorsByFirstSession1764800000000 } from './1764800000000-visitors-by-first-session';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -14,4 +15,5 @@ export const MIGRATIONS = [
   HitRollups1764500000000,
   SessionPathRollups1764600000000,
   SessionAttributeRollups1764700000000,
+  VisitorsByFirstSession1764800000000,
 ];

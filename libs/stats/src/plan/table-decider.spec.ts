@@ -55,4 +55,10 @@ describe('decideTable under filters', () => {
   it('keeps the channel rows for unfiltered totals', () => {
     expect(decideTable(query(''), 'sessions', sessions).rollupDimension).toBe('channel');
   });
+
+  it('counts new visitors from the visitors table only without filters and off the raw path', () => {
+    expect(decideTable(query(''), 'visitors').kind).toBe('rollup');
+    expect(decideTable(query('country==DE'), 'visitors').kind).toBe('raw');
+    expect(decideTable({ ...query(''), tables: 'raw' }, 'visitors').kind).toBe('raw');
+  });
 });

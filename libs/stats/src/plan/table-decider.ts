@@ -5,8 +5,11 @@ import type { StatsQuery } from '../query/stats-query';
 import { PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
 
-/** Where a report's rows come from: sessions by start; pageviews and events, orders by their own ts. */
-export type RowSource = 'sessions' | 'hits' | 'orders';
+/**
+ * Where a report's rows come from: sessions by start; pageviews and events, orders by their
+ * own ts; visitors by the start of their first session (the new visitors of a range).
+ */
+export type RowSource = 'sessions' | 'hits' | 'orders' | 'visitors';
 
 /** The table that answers: the raw table of the source, or its rollup. */
 export interface TableChoice {
@@ -59,6 +62,11 @@ const ROLLED_UP: Partial<Record<RowSource, ReadonlySet<string>>> = {
  */
 export function decideTable(query: StatsQuery, source: RowSource, needs?: SessionNeeds): TableChoice {
   const raw: TableChoice = { source, kind: 'raw' };
+  if (source === 'visitors') {
+    // The visitors table (first session per visitor, kept by aggregate with the sessions) counts
+    // a range's new visitors; under filters a new visitor must also have a selected session.
+    return query.tables === 'raw' || query.filters.length > 0 ? raw : { source, kind: 'rollup' };
+  }
   const kept = ROLLED_UP[source];
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
   const filteredBy = soleAttributeOf(query.filters);
