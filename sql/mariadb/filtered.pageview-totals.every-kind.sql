@@ -13,36 +13,79 @@
 --   $11 = "/docs/"
 --   $12 = 10
 --   $13 = "/thank-you"
+--   $14 = 2026-04-02T22:00:00.000Z
+--   $15 = 7
+--   $16 = 2026-03-19T23:00:00.000Z
+--   $17 = 2026-04-02T22:00:00.000Z
+--   $18 = "(direct)"
+--   $19 = "/"
+--   $20 = 6
+--   $21 = "/blog/"
+--   $22 = "/thank-you"
+--   $23 = "/pricing"
+--   $24 = 6
+--   $25 = "/docs/"
+--   $26 = 10
+--   $27 = "/thank-you"
+--   $28 = 2026-04-02T22:00:00.000Z
+--   $29 = 7
+--   $30 = 2026-03-19T23:00:00.000Z
+--   $31 = 2026-03-19T23:00:00.000Z
+--   $32 = "(direct)"
+--   $33 = "/"
+--   $34 = 6
+--   $35 = "/blog/"
+--   $36 = "/thank-you"
+--   $37 = "/pricing"
+--   $38 = 6
+--   $39 = "/docs/"
+--   $40 = 10
+--   $41 = "/thank-you"
+--   $42 = 7
+--   $43 = 7
+--   $44 = "(direct)"
+--   $45 = "/"
+--   $46 = 6
+--   $47 = "/blog/"
+--   $48 = "/thank-you"
+--   $49 = "/pricing"
+--   $50 = 6
+--   $51 = "/docs/"
+--   $52 = 10
+--   $53 = "/thank-you"
+--   $54 = 2026-03-19T23:00:00.000Z
+--   $55 = 2026-04-02T22:00:00.000Z
 SELECT
-  COUNT(*) AS `pageviews`
+  COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
-  `hits` AS `h`
-WHERE
   (
-    `h`.`site_id` = ?
-    AND `h`.`type` = 'pageview'
-    AND `h`.`ts` >= ?
-    AND `h`.`ts` < ?
-    AND EXISTS (
-      SELECT
-        1
-      FROM
-        sessions fs
-      WHERE
-        fs.site_id = `h`.`site_id`
-        AND fs.session_id = `h`.`session_id`
+    SELECT
+      s.started_at AS t,
+      `s`.`channel` AS `channel`,
+      `s`.`source` AS `source`,
+      `s`.`country` AS `country`,
+      `s`.`device` AS `device`,
+      `s`.`browser` AS `browser`,
+      s.pageviews AS n
+    FROM
+      sessions s
+    WHERE
+      (
+        `s`.`site_id` = ?
+        AND `s`.`started_at` >= ?
+        AND `s`.`started_at` < ?
         AND (
-          NOT (`fs`.`source` IN (?))
+          NOT (`s`.`source` IN (?))
           AND (
-            `fs`.`entry_path` IS NOT NULL
+            `s`.`entry_path` IS NOT NULL
             AND (
-              `fs`.`entry_path` IN (?)
-              OR SUBSTRING(`fs`.`entry_path`, 1, ?) = ?
+              `s`.`entry_path` IN (?)
+              OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
             )
           )
           AND NOT (
-            `fs`.`exit_path` IS NOT NULL
-            AND (`fs`.`exit_path` IN (?))
+            `s`.`exit_path` IS NOT NULL
+            AND (`s`.`exit_path` IN (?))
           )
           AND EXISTS (
             SELECT
@@ -50,8 +93,8 @@ WHERE
             FROM
               hits fp FORCE INDEX (ix_hits_site_session)
             WHERE
-              fp.site_id = `fs`.`site_id`
-              AND fp.session_id = `fs`.`session_id`
+              fp.site_id = `s`.`site_id`
+              AND fp.session_id = `s`.`session_id`
               AND fp.type = 'pageview'
               AND (
                 `fp`.`path` IN (?)
@@ -64,8 +107,8 @@ WHERE
             FROM
               hits gh FORCE INDEX (ix_hits_site_session)
             WHERE
-              gh.site_id = `fs`.`site_id`
-              AND gh.session_id = `fs`.`session_id`
+              gh.site_id = `s`.`site_id`
+              AND gh.session_id = `s`.`session_id`
               AND (
                 (
                   `gh`.`type` = 'pageview'
@@ -74,5 +117,218 @@ WHERE
               )
           )
         )
-    )
-  );
+      )
+      AND s.pageviews > 0
+      AND (
+        `s`.`ended_at` < ?
+        AND 1 = 1
+      )
+      AND NOT EXISTS (
+        SELECT
+          1
+        FROM
+          dirty_sessions q
+        WHERE
+          q.site_id = `s`.`site_id`
+          AND q.session_id = `s`.`session_id`
+      )
+    UNION ALL
+    SELECT
+      h.ts AS t,
+      COALESCE(`ps`.`channel`, '(unknown)') AS `channel`,
+      COALESCE(`ps`.`source`, '(direct)') AS `source`,
+      COALESCE(`ps`.`country`, '(unknown)') AS `country`,
+      COALESCE(`ps`.`device`, '(unknown)') AS `device`,
+      COALESCE(`ps`.`browser`, '(unknown)') AS `browser`,
+      1 AS n
+    FROM
+      (
+        SELECT
+          s.session_id
+        FROM
+          sessions s
+        WHERE
+          (
+            `s`.`site_id` = ?
+            AND `s`.`started_at` >= ?
+            AND `s`.`started_at` < ?
+            AND (
+              NOT (`s`.`source` IN (?))
+              AND (
+                `s`.`entry_path` IS NOT NULL
+                AND (
+                  `s`.`entry_path` IN (?)
+                  OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+                )
+              )
+              AND NOT (
+                `s`.`exit_path` IS NOT NULL
+                AND (`s`.`exit_path` IN (?))
+              )
+              AND EXISTS (
+                SELECT
+                  1
+                FROM
+                  hits fp FORCE INDEX (ix_hits_site_session)
+                WHERE
+                  fp.site_id = `s`.`site_id`
+                  AND fp.session_id = `s`.`session_id`
+                  AND fp.type = 'pageview'
+                  AND (
+                    `fp`.`path` IN (?)
+                    OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                  )
+              )
+              AND EXISTS (
+                SELECT
+                  1
+                FROM
+                  hits gh FORCE INDEX (ix_hits_site_session)
+                WHERE
+                  gh.site_id = `s`.`site_id`
+                  AND gh.session_id = `s`.`session_id`
+                  AND (
+                    (
+                      `gh`.`type` = 'pageview'
+                      AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                    )
+                  )
+              )
+            )
+          )
+          AND s.pageviews > 0
+          AND NOT (
+            `s`.`ended_at` < ?
+            AND 1 = 1
+          )
+          AND NOT EXISTS (
+            SELECT
+              1
+            FROM
+              dirty_sessions q
+            WHERE
+              q.site_id = `s`.`site_id`
+              AND q.session_id = `s`.`session_id`
+          )
+        UNION ALL
+        SELECT
+          s.session_id
+        FROM
+          sessions s
+        WHERE
+          s.site_id = ?
+          AND s.started_at < ?
+          AND s.ended_at >= ?
+          AND s.pageviews > 0
+          AND (
+            NOT (`s`.`source` IN (?))
+            AND (
+              `s`.`entry_path` IS NOT NULL
+              AND (
+                `s`.`entry_path` IN (?)
+                OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+              )
+            )
+            AND NOT (
+              `s`.`exit_path` IS NOT NULL
+              AND (`s`.`exit_path` IN (?))
+            )
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                hits fp FORCE INDEX (ix_hits_site_session)
+              WHERE
+                fp.site_id = `s`.`site_id`
+                AND fp.session_id = `s`.`session_id`
+                AND fp.type = 'pageview'
+                AND (
+                  `fp`.`path` IN (?)
+                  OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                )
+            )
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                hits gh FORCE INDEX (ix_hits_site_session)
+              WHERE
+                gh.site_id = `s`.`site_id`
+                AND gh.session_id = `s`.`session_id`
+                AND (
+                  (
+                    `gh`.`type` = 'pageview'
+                    AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                  )
+                )
+            )
+          )
+          AND NOT EXISTS (
+            SELECT
+              1
+            FROM
+              dirty_sessions q
+            WHERE
+              q.site_id = `s`.`site_id`
+              AND q.session_id = `s`.`session_id`
+          )
+        UNION ALL
+        SELECT
+          q.session_id
+        FROM
+          dirty_sessions q
+        WHERE
+          q.site_id = ?
+      ) c
+      JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
+      AND h.session_id = c.session_id
+      JOIN sessions ps ON ps.site_id = h.site_id
+      AND ps.session_id = h.session_id
+      AND (
+        NOT (`ps`.`source` IN (?))
+        AND (
+          `ps`.`entry_path` IS NOT NULL
+          AND (
+            `ps`.`entry_path` IN (?)
+            OR SUBSTRING(`ps`.`entry_path`, 1, ?) = ?
+          )
+        )
+        AND NOT (
+          `ps`.`exit_path` IS NOT NULL
+          AND (`ps`.`exit_path` IN (?))
+        )
+        AND EXISTS (
+          SELECT
+            1
+          FROM
+            hits fp FORCE INDEX (ix_hits_site_session)
+          WHERE
+            fp.site_id = `ps`.`site_id`
+            AND fp.session_id = `ps`.`session_id`
+            AND fp.type = 'pageview'
+            AND (
+              `fp`.`path` IN (?)
+              OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+            )
+        )
+        AND EXISTS (
+          SELECT
+            1
+          FROM
+            hits gh FORCE INDEX (ix_hits_site_session)
+          WHERE
+            gh.site_id = `ps`.`site_id`
+            AND gh.session_id = `ps`.`session_id`
+            AND (
+              (
+                `gh`.`type` = 'pageview'
+                AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+              )
+            )
+        )
+      )
+    WHERE
+      h.type = 'pageview'
+      AND h.ts >= ?
+      AND h.ts < ?
+  ) AS `p`;

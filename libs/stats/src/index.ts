@@ -18,3 +18,4 @@ export * from './query/filters';
 export * from './sql/session-filter';
 export * from './plan/table-decider';
 export * from './rollups/session-rollup';
+export * from './sql/pageviews-by-session';

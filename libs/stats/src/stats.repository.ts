@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { GoalDefinition } from './conversions';
 import { decideTable } from './plan/table-decider';
 import type { StatsQuery } from './query/stats-query';
@@ -12,6 +12,7 @@ import {
   sessionMetrics,
   sessionRollupMetrics,
 } from './sql/metrics';
+import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 
 export type SessionTotals<M extends SessionMetric> = Record<M, number | string>;
@@ -61,7 +62,15 @@ export const sharedStatements = {
     query: StatsQuery,
     metrics: readonly M[],
   ): ReportStatement<PageviewTotals<M>> {
-    if (decideTable(query, 'hits', { metrics }).kind === 'rollup') {
+    const table = decideTable(query, 'hits', { metrics });
+    if (table.kind === 'bySession') {
+      return (d) =>
+        d.builder
+          .selectFrom(sql`${pageviewsBySession(d, query)}`.as('p'))
+          .select(sql<number | string>`COALESCE(SUM(p.n), 0)`.as('pageviews'))
+          .compile() as CompiledQuery<PageviewTotals<M>>;
+    }
+    if (table.kind === 'rollup') {
       return (d) => {
         const r = pageviewRollupMetrics('r');
         return d.builder

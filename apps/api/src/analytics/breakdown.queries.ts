@@ -7,6 +7,7 @@ import {
   GoalDefinition,
   MISSING_ATTRIBUTE,
   orderMetrics,
+  pageviewsBySession,
   ReportDb,
   ReportStatement,
   sessionConverted,
@@ -121,7 +122,16 @@ function metricSource(
     case 'conv_rate':
       return sessionRows(sql`CASE WHEN ${sessionConverted('s', goals)} THEN 1 ELSE 0 END`);
     case 'pageviews':
-      decideTable(query, 'hits');
+      if (decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets }).kind === 'bySession') {
+        return {
+          rows: d.builder.selectFrom(sql`${pageviewsBySession(d, query, buckets)}`.as('p')) as AnySelect,
+          time: sql`${col('p', 't')}`,
+          value: sql<string>`${col('p', dimension)}`,
+          num: sql`${col('p', 'n')}`,
+          den: sql.lit(1),
+          volume: sql`SUM(${col('p', 'n')})`,
+        };
+      }
       return {
         rows: d.builder
           .selectFrom('hits as h')

@@ -6,6 +6,7 @@ import { HitRollups1764500000000 } from './1764500000000-hit-rollups';
 import { SessionPathRollups1764600000000 } from './1764600000000-session-path-rollups';
 import { SessionAttributeRollups1764700000000 } from './1764700000000-session-attribute-rollups';
 import { VisitorsByFirstSession1764800000000 } from './1764800000000-visitors-by-first-session';
+import { SessionsByEnd1764900000000 } from './1764900000000-sessions-by-end';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   SessionPathRollups1764600000000,
   SessionAttributeRollups1764700000000,
   VisitorsByFirstSession1764800000000,
+  SessionsByEnd1764900000000,
 ];

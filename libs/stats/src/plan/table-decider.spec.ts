@@ -47,9 +47,20 @@ describe('decideTable under filters', () => {
     expect(decideTable(query(''), 'sessions', entryList).kind).toBe('rollup');
   });
 
-  it('never reads the pageview rollup under a filter: it keeps no session attribute', () => {
-    expect(decideTable(query('country==DE'), 'hits', { metrics: ['pageviews'] }).kind).toBe('raw');
+  it('reads filtered pageviews, and pageviews by attribute, through their sessions', () => {
+    expect(decideTable(query('country==DE'), 'hits', { metrics: ['pageviews'] }).kind).toBe('bySession');
+    expect(decideTable(query('page==/a'), 'hits', { metrics: ['pageviews'] }).kind).toBe('bySession');
+    expect(decideTable(query(''), 'hits', { metrics: ['pageviews'], dimension: 'device' }).kind).toBe(
+      'bySession',
+    );
     expect(decideTable(query(''), 'hits', { metrics: ['pageviews'] }).kind).toBe('rollup');
+    // Time on page and scroll depth are not counted per session.
+    expect(decideTable(query('country==DE'), 'hits', { metrics: ['pageviews', 'timeOnPageSum'] }).kind).toBe(
+      'raw',
+    );
+    expect(
+      decideTable({ ...query('country==DE'), tables: 'raw' }, 'hits', { metrics: ['pageviews'] }).kind,
+    ).toBe('raw');
   });
 
   it('keeps the channel rows for unfiltered totals', () => {

@@ -14,7 +14,11 @@ export type RowSource = 'sessions' | 'hits' | 'orders' | 'visitors';
 /** The table that answers: the raw table of the source, or its rollup. */
 export interface TableChoice {
   source: RowSource;
-  kind: 'raw' | 'rollup';
+  /**
+   * `bySession`: pageviews read through their sessions (sql/pageviews-by-session.ts): a
+   * settled session that lies whole in one bucket counts all its pageviews at once.
+   */
+  kind: 'raw' | 'rollup' | 'bySession';
   /**
    * For the session rollup: the attribute whose rows to read. The statement's own dimension,
    * else the one attribute every filter is on, else `channel` (every session has exactly one
@@ -70,6 +74,12 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   const kept = ROLLED_UP[source];
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
   const filteredBy = soleAttributeOf(query.filters);
+  if (source === 'hits' && (query.filters.length > 0 || needs.dimension !== undefined)) {
+    // Pageviews under filters or by a session attribute: through their sessions.
+    const attribute =
+      needs.dimension === undefined || (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension);
+    return attribute && needs.metrics.every((m) => m === 'pageviews') ? { source, kind: 'bySession' } : raw;
+  }
   if (query.filters.length > 0) {
     if (source !== 'sessions') return raw;
     if (!query.filters.every((f) => (ROLLUP_DIMENSIONS as readonly string[]).includes(f.dimension)))

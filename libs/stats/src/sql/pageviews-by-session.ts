@@ -1,0 +1,70 @@
+import type { SqlDialect } from '@app/db';
+import { RawBuilder, sql } from 'kysely';
+import type { Bucket } from '../date-range';
+import { attributeOrMissing, SESSION_ATTRIBUTES } from '../definitions';
+import type { StatsQuery } from '../query/stats-query';
+import { bucketIndex } from './bucket-index';
+import { col } from './col';
+import { hitsOfSession } from '../conversions';
+import { andAlso, sessionSelected } from './session-filter';
+import { where } from './where';
+
+/**
+ * The query's pageviews (own ts in the range, session selected by the filters) as rows
+ * `(t, channel, source, country, device, browser, n)`: `n` pageviews at time `t`, under their
+ * session's attributes (the missing words when the session is not derived yet, as the raw
+ * LEFT JOIN reads them). Read through the sessions instead of joining every pageview to its
+ * session:
+ *
+ * 1. a derived, settled session (not queued in dirty_sessions, so its row reflects all its
+ *    hits) that started in the range, ended before its end and, with `buckets`, ended in the
+ *    bucket it started in, holds all its pageviews there: one row, `n` = its pageview count;
+ * 2. every other pageview in the range is read from hits, through the few sessions it can
+ *    belong to: settled ones of the range that end after it or cross a bucket, settled ones
+ *    started before the range that end in it, and every queued session.
+ *
+ * Each pageview of the range is counted once: its session is either in (1), or in exactly one
+ * set of (2). Exact; `test/parity.e2e-spec.ts` compares it with the raw join.
+ */
+export function pageviewsBySession(
+  d: SqlDialect,
+  query: StatsQuery,
+  buckets?: readonly Bucket[],
+): RawBuilder<unknown> {
+  const { startUtc, endUtc } = query.range;
+  const site = query.site.id;
+  const settled = (s: string) =>
+    sql`NOT EXISTS (SELECT 1 FROM dirty_sessions q WHERE q.site_id = ${col(s, 'site_id')} AND q.session_id = ${col(s, 'session_id')})`;
+  const sameBucket = (s: string) =>
+    buckets && buckets.length > 0
+      ? sql`${bucketIndex(d, col(s, 'started_at'), [...buckets])} = ${bucketIndex(d, col(s, 'ended_at'), [...buckets])}`
+      : sql`1 = 1`;
+  const whole = (s: string) => sql`(${col(s, 'ended_at')} < ${endUtc} AND ${sameBucket(s)})`;
+  const attributes = (s: string) =>
+    sql.join(SESSION_ATTRIBUTES.map((a) => sql`${col(s, a)} AS ${sql.ref(a)}`));
+  const selected = sessionSelected(query.filters, 'ps');
+  // Under filters a pageview needs its derived session selected; unfiltered, any session will do.
+  const joinSession =
+    selected === null
+      ? sql`LEFT JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id`
+      : sql`JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;
+  return sql`(
+    SELECT s.started_at AS t, ${attributes('s')}, s.pageviews AS n
+    FROM sessions s
+    WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
+    UNION ALL
+    SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('ps', a))} AS ${sql.ref(a)}`))}, 1 AS n
+    FROM (
+      SELECT s.session_id FROM sessions s
+      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND NOT ${whole('s')} AND ${settled('s')}
+      UNION ALL
+      SELECT s.session_id FROM sessions s
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query.filters, 's'))} AND ${settled('s')}
+      UNION ALL
+      SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
+    ) c
+    JOIN ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
+    ${joinSession}
+    WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
+  )`;
+}
