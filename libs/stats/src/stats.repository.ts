@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompiledQuery, sql } from 'kysely';
+import { sql } from 'kysely';
 import { GoalDefinition } from './conversions';
 import { decideTable } from './plan/table-decider';
 import type { StatsQuery } from './query/stats-query';
@@ -68,7 +68,7 @@ export const sharedStatements = {
         d.builder
           .selectFrom(sql`${pageviewsBySession(d, query)}`.as('p'))
           .select(sql<number | string>`COALESCE(SUM(p.n), 0)`.as('pageviews'))
-          .compile() as CompiledQuery<PageviewTotals<M>>;
+          .compile();
     }
     if (table.kind === 'rollup') {
       return (d) => {
