@@ -153,39 +153,51 @@ describe('Rollup path = raw path (parity)', () => {
 
   const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
 
+  const FUNNEL = {
+    steps: JSON.stringify([
+      { type: 'pageview', path: '/products*' },
+      { type: 'event', name: 'add_to_cart' },
+    ]),
+    window_hours: 24,
+  };
+
+  /**
+   * Overview (with each `compare`), engagement, conversions, e-commerce, events and funnel of
+   * `scoped` (a range, maybe filters) through HTTP equal their raw computation.
+   */
+  async function expectReportsAgree(
+    site: SiteContext,
+    scoped: { from: string; to: string; timezone?: string; filters?: string },
+    compares: ReadonlyArray<'previous_period' | 'year_over_year'>,
+  ): Promise<void> {
+    for (const compare of compares) {
+      const params = { ...scoped, limit: 10, compare };
+      expect(await viaHttp(site, '/analytics/overview', params)).toEqual(
+        plain(await app.get(OverviewService).report(await rawQuery(site, scoped), params)),
+      );
+    }
+    expect(await viaHttp(site, '/analytics/engagement', scoped)).toEqual(
+      plain(await app.get(EngagementService).report(await rawQuery(site, scoped))),
+    );
+    expect(await viaHttp(site, '/conversions', scoped)).toEqual(
+      plain(await app.get(ConversionsService).report(await rawQuery(site, scoped))),
+    );
+    expect(await viaHttp(site, '/ecommerce', { ...scoped, limit: 10 })).toEqual(
+      plain(await app.get(EcommerceService).report(await rawQuery(site, scoped), { limit: 10 })),
+    );
+    expect(await viaHttp(site, '/events', { ...scoped, page: 1, limit: 100 })).toEqual(
+      plain(await app.get(EventsService).report(await rawQuery(site, scoped), { page: 1, limit: 100 })),
+    );
+    expect(await viaHttp(site, '/analytics/funnel', { ...scoped, ...FUNNEL })).toEqual(
+      plain(await app.get(FunnelService).report(await rawQuery(site, scoped), FUNNEL)),
+    );
+  }
+
   it.each(ZONES.map((zone, i) => [zone, i]))(
     'overview, engagement, conversions, e-commerce, events and funnel agree (%s)',
     async (_, i) => {
-      const site = sites[i];
       for (const range of RANGES) {
-        for (const compare of ['previous_period', 'year_over_year'] as const) {
-          const params = { ...range, limit: 10, compare };
-          expect(await viaHttp(site, '/analytics/overview', params)).toEqual(
-            plain(await app.get(OverviewService).report(await rawQuery(site, range), params)),
-          );
-        }
-        expect(await viaHttp(site, '/analytics/engagement', range)).toEqual(
-          plain(await app.get(EngagementService).report(await rawQuery(site, range))),
-        );
-        expect(await viaHttp(site, '/conversions', range)).toEqual(
-          plain(await app.get(ConversionsService).report(await rawQuery(site, range))),
-        );
-        expect(await viaHttp(site, '/ecommerce', { ...range, limit: 10 })).toEqual(
-          plain(await app.get(EcommerceService).report(await rawQuery(site, range), { limit: 10 })),
-        );
-        expect(await viaHttp(site, '/events', { ...range, page: 1, limit: 100 })).toEqual(
-          plain(await app.get(EventsService).report(await rawQuery(site, range), { page: 1, limit: 100 })),
-        );
-        const funnel = {
-          steps: JSON.stringify([
-            { type: 'pageview', path: '/products*' },
-            { type: 'event', name: 'add_to_cart' },
-          ]),
-          window_hours: 24,
-        };
-        expect(await viaHttp(site, '/analytics/funnel', { ...range, ...funnel })).toEqual(
-          plain(await app.get(FunnelService).report(await rawQuery(site, range), funnel)),
-        );
+        await expectReportsAgree(sites[i], range, ['previous_period', 'year_over_year']);
       }
     },
   );
@@ -229,32 +241,7 @@ describe('Rollup path = raw path (parity)', () => {
     for (const range of RANGES) {
       for (const filters of FILTERS(i)) {
         const scoped = { ...range, filters };
-        const params = { ...scoped, limit: 10, compare: 'previous_period' as const };
-        expect(await viaHttp(site, '/analytics/overview', params)).toEqual(
-          plain(await app.get(OverviewService).report(await rawQuery(site, scoped), params)),
-        );
-        expect(await viaHttp(site, '/analytics/engagement', scoped)).toEqual(
-          plain(await app.get(EngagementService).report(await rawQuery(site, scoped))),
-        );
-        expect(await viaHttp(site, '/conversions', scoped)).toEqual(
-          plain(await app.get(ConversionsService).report(await rawQuery(site, scoped))),
-        );
-        expect(await viaHttp(site, '/ecommerce', { ...scoped, limit: 10 })).toEqual(
-          plain(await app.get(EcommerceService).report(await rawQuery(site, scoped), { limit: 10 })),
-        );
-        expect(await viaHttp(site, '/events', { ...scoped, page: 1, limit: 100 })).toEqual(
-          plain(await app.get(EventsService).report(await rawQuery(site, scoped), { page: 1, limit: 100 })),
-        );
-        const funnel = {
-          steps: JSON.stringify([
-            { type: 'pageview', path: '/products*' },
-            { type: 'event', name: 'add_to_cart' },
-          ]),
-          window_hours: 24,
-        };
-        expect(await viaHttp(site, '/analytics/funnel', { ...scoped, ...funnel })).toEqual(
-          plain(await app.get(FunnelService).report(await rawQuery(site, scoped), funnel)),
-        );
+        await expectReportsAgree(site, scoped, ['previous_period']);
         for (const metric of ['sessions', 'bounce_rate', 'pageviews', 'revenue'] as const) {
           for (const dimension of ['country', 'channel'] as const) {
             const breakdown = { ...scoped, metric, dimension, interval: 'day' as const, limit: 3 };
