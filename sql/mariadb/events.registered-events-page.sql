@@ -4,9 +4,8 @@
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 2026-04-02T22:00:00.000Z
 --   $4 = 7
---   $5 = 7
---   $6 = 100
---   $7 = 0
+--   $5 = 100
+--   $6 = 0
 SELECT
   `re`.`name`,
   `re`.`description`,
@@ -17,29 +16,33 @@ FROM
   `registered_events` AS `re`
   LEFT JOIN (
     SELECT
-      `h`.`name`,
-      COUNT(*) AS `occurrences`,
-      COUNT(DISTINCT h.session_id) AS `sessions`
+      `x`.`event_id`,
+      SUM(x.n) AS `occurrences`,
+      COUNT(*) AS `sessions`
     FROM
-      `hits` AS `h`
-    WHERE
       (
-        `h`.`site_id` = ?
-        AND `h`.`type` = 'event'
-        AND `h`.`ts` >= ?
-        AND `h`.`ts` < ?
-      )
-      AND `h`.`name` IN (
         SELECT
-          `r`.`name`
+          `r`.`id` AS `event_id`,
+          `h`.`session_id`,
+          COUNT(*) AS `n`
         FROM
-          `registered_events` AS `r`
+          `hits` AS `h`
+          INNER JOIN `registered_events` AS `r` ON `r`.`site_id` = `h`.`site_id`
+          AND `r`.`name` = `h`.`name`
         WHERE
-          `r`.`site_id` = ?
-      )
+          (
+            `h`.`site_id` = ?
+            AND `h`.`type` = 'event'
+            AND `h`.`ts` >= ?
+            AND `h`.`ts` < ?
+          )
+        GROUP BY
+          `r`.`id`,
+          `h`.`session_id`
+      ) AS `x`
     GROUP BY
-      `h`.`name`
-  ) AS `c` ON `c`.`name` = `re`.`name`
+      `x`.`event_id`
+  ) AS `c` ON `c`.`event_id` = `re`.`id`
 WHERE
   `re`.`site_id` = ?
 ORDER BY

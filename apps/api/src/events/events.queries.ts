@@ -33,24 +33,30 @@ export const eventsStatements = {
     decideTable(query, 'hits');
     const siteId = query.site.id;
     return (d) => {
-      const counts = d.builder
+      // Per event and session first, then per event: the distinct sessions are the groups of
+      // the first step. MariaDB's COUNT(DISTINCT session_id) per name sorted 185,000 rows of
+      // long utf8mb4 keys on disk (6 s at 1M pageviews); this takes 2 s.
+      const perSession = d.builder
         .selectFrom('hits as h')
-        .select([
-          'h.name',
-          sql<number | string>`COUNT(*)`.as('occurrences'),
-          sql<number | string>`COUNT(DISTINCT h.session_id)`.as('sessions'),
-        ])
-        .where(where.hits(query, 'h', 'event'))
-        .where(
-          'h.name',
-          'in',
-          d.builder.selectFrom('registered_events as r').select('r.name').where('r.site_id', '=', siteId),
+        .innerJoin('registered_events as r', (j) =>
+          j.onRef('r.site_id', '=', 'h.site_id').onRef('r.name', '=', 'h.name'),
         )
-        .groupBy('h.name')
+        .select(['r.id as event_id', 'h.session_id', sql<number | string>`COUNT(*)`.as('n')])
+        .where(where.hits(query, 'h', 'event'))
+        .groupBy(['r.id', 'h.session_id'])
+        .as('x');
+      const counts = d.builder
+        .selectFrom(perSession)
+        .select([
+          'x.event_id',
+          sql<number | string>`SUM(x.n)`.as('occurrences'),
+          sql<number | string>`COUNT(*)`.as('sessions'),
+        ])
+        .groupBy('x.event_id')
         .as('c');
       return d.builder
         .selectFrom('registered_events as re')
-        .leftJoin(counts, 'c.name', 're.name')
+        .leftJoin(counts, 'c.event_id', 're.id')
         .select([
           're.name',
           're.description',
