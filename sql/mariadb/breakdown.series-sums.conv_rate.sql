@@ -19,11 +19,13 @@
 --   $17 = 1774994400
 --   $18 = 1775080800
 --   $19 = "signup"
---   $20 = 10
---   $21 = "/thank-you"
---   $22 = 7
---   $23 = 2026-03-19T23:00:00.000Z
---   $24 = 2026-04-02T22:00:00.000Z
+--   $20 = "/thank-you"
+--   $21 = "/thank-yov"
+--   $22 = 10
+--   $23 = "/thank-you"
+--   $24 = 7
+--   $25 = 2026-03-19T23:00:00.000Z
+--   $26 = 2026-04-02T22:00:00.000Z
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -72,11 +74,13 @@ FROM
             AND (
               (
                 `gh`.`type` = 'event'
-                AND `gh`.`name` = ?
+                AND `gh`.`step_key` = ?
               )
               OR (
                 `gh`.`type` = 'pageview'
-                AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                AND `gh`.`step_key` >= ?
+                AND `gh`.`step_key` < ?
+                AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
               )
             )
         ) THEN 1

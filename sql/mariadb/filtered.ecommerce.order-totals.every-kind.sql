@@ -11,8 +11,10 @@
 --   $9 = "/pricing"
 --   $10 = 6
 --   $11 = "/docs/"
---   $12 = 10
---   $13 = "/thank-you"
+--   $12 = "/thank-you"
+--   $13 = "/thank-yov"
+--   $14 = 10
+--   $15 = "/thank-you"
 SELECT
   COUNT(*) AS `orders`,
   COALESCE(SUM(`o`.`revenue`), 0) AS `revenue`,
@@ -83,7 +85,9 @@ WHERE
               AND (
                 (
                   `gh`.`type` = 'pageview'
-                  AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                  AND `gh`.`step_key` >= ?
+                  AND `gh`.`step_key` < ?
+                  AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                 )
               )
           )

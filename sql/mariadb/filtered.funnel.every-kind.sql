@@ -11,24 +11,30 @@
 --   $9 = "/pricing"
 --   $10 = 6
 --   $11 = "/docs/"
---   $12 = 10
---   $13 = "/thank-you"
---   $14 = 9
---   $15 = "/products"
---   $16 = 7
---   $17 = "(direct)"
---   $18 = "/"
---   $19 = 6
---   $20 = "/blog/"
---   $21 = "/thank-you"
---   $22 = "/pricing"
+--   $12 = "/thank-you"
+--   $13 = "/thank-yov"
+--   $14 = 10
+--   $15 = "/thank-you"
+--   $16 = "/products"
+--   $17 = "/productt"
+--   $18 = 9
+--   $19 = "/products"
+--   $20 = 7
+--   $21 = "(direct)"
+--   $22 = "/"
 --   $23 = 6
---   $24 = "/docs/"
---   $25 = 10
---   $26 = "/thank-you"
---   $27 = 86400
---   $28 = "add_to_cart"
---   $29 = 2
+--   $24 = "/blog/"
+--   $25 = "/thank-you"
+--   $26 = "/pricing"
+--   $27 = 6
+--   $28 = "/docs/"
+--   $29 = "/thank-you"
+--   $30 = "/thank-yov"
+--   $31 = 10
+--   $32 = "/thank-you"
+--   $33 = 86400
+--   $34 = "add_to_cart"
+--   $35 = 2
 SELECT
   f.step,
   f.visitors
@@ -95,7 +101,9 @@ FROM
                       AND (
                         (
                           `gh`.`type` = 'pageview'
-                          AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                          AND `gh`.`step_key` >= ?
+                          AND `gh`.`step_key` < ?
+                          AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                         )
                       )
                   )
@@ -104,7 +112,9 @@ FROM
           )
           AND (
             `h`.`type` = 'pageview'
-            AND SUBSTRING(`h`.`path`, 1, ?) = ?
+            AND `h`.`step_key` >= ?
+            AND `h`.`step_key` < ?
+            AND SUBSTRING(`h`.`step_key`, 1, ?) = ?
           )
         UNION ALL
         SELECT
@@ -169,7 +179,9 @@ FROM
                           AND (
                             (
                               `gh`.`type` = 'pageview'
-                              AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                              AND `gh`.`step_key` >= ?
+                              AND `gh`.`step_key` < ?
+                              AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                             )
                           )
                       )
@@ -186,7 +198,7 @@ FROM
               AND CASE w.step
                 WHEN 1 THEN (
                   `x`.`type` = 'event'
-                  AND `x`.`name` = ?
+                  AND `x`.`step_key` = ?
                 )
               END
             ORDER BY

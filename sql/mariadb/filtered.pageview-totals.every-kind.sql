@@ -11,50 +11,58 @@
 --   $9 = "/pricing"
 --   $10 = 6
 --   $11 = "/docs/"
---   $12 = 10
---   $13 = "/thank-you"
---   $14 = 2026-04-02T22:00:00.000Z
---   $15 = 7
---   $16 = 2026-03-19T23:00:00.000Z
---   $17 = 2026-04-02T22:00:00.000Z
---   $18 = "(direct)"
---   $19 = "/"
---   $20 = 6
---   $21 = "/blog/"
---   $22 = "/thank-you"
---   $23 = "/pricing"
---   $24 = 6
---   $25 = "/docs/"
---   $26 = 10
---   $27 = "/thank-you"
---   $28 = 2026-04-02T22:00:00.000Z
---   $29 = 7
---   $30 = 2026-03-19T23:00:00.000Z
---   $31 = 2026-03-19T23:00:00.000Z
---   $32 = "(direct)"
---   $33 = "/"
---   $34 = 6
---   $35 = "/blog/"
---   $36 = "/thank-you"
---   $37 = "/pricing"
+--   $12 = "/thank-you"
+--   $13 = "/thank-yov"
+--   $14 = 10
+--   $15 = "/thank-you"
+--   $16 = 2026-04-02T22:00:00.000Z
+--   $17 = 7
+--   $18 = 2026-03-19T23:00:00.000Z
+--   $19 = 2026-04-02T22:00:00.000Z
+--   $20 = "(direct)"
+--   $21 = "/"
+--   $22 = 6
+--   $23 = "/blog/"
+--   $24 = "/thank-you"
+--   $25 = "/pricing"
+--   $26 = 6
+--   $27 = "/docs/"
+--   $28 = "/thank-you"
+--   $29 = "/thank-yov"
+--   $30 = 10
+--   $31 = "/thank-you"
+--   $32 = 2026-04-02T22:00:00.000Z
+--   $33 = 7
+--   $34 = 2026-03-19T23:00:00.000Z
+--   $35 = 2026-03-19T23:00:00.000Z
+--   $36 = "(direct)"
+--   $37 = "/"
 --   $38 = 6
---   $39 = "/docs/"
---   $40 = 10
---   $41 = "/thank-you"
---   $42 = 7
---   $43 = 7
---   $44 = "(direct)"
---   $45 = "/"
---   $46 = 6
---   $47 = "/blog/"
---   $48 = "/thank-you"
---   $49 = "/pricing"
---   $50 = 6
---   $51 = "/docs/"
---   $52 = 10
---   $53 = "/thank-you"
---   $54 = 2026-03-19T23:00:00.000Z
---   $55 = 2026-04-02T22:00:00.000Z
+--   $39 = "/blog/"
+--   $40 = "/thank-you"
+--   $41 = "/pricing"
+--   $42 = 6
+--   $43 = "/docs/"
+--   $44 = "/thank-you"
+--   $45 = "/thank-yov"
+--   $46 = 10
+--   $47 = "/thank-you"
+--   $48 = 7
+--   $49 = 7
+--   $50 = "(direct)"
+--   $51 = "/"
+--   $52 = 6
+--   $53 = "/blog/"
+--   $54 = "/thank-you"
+--   $55 = "/pricing"
+--   $56 = 6
+--   $57 = "/docs/"
+--   $58 = "/thank-you"
+--   $59 = "/thank-yov"
+--   $60 = 10
+--   $61 = "/thank-you"
+--   $62 = 2026-03-19T23:00:00.000Z
+--   $63 = 2026-04-02T22:00:00.000Z
 SELECT
   COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
@@ -112,7 +120,9 @@ FROM
               AND (
                 (
                   `gh`.`type` = 'pageview'
-                  AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                  AND `gh`.`step_key` >= ?
+                  AND `gh`.`step_key` < ?
+                  AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                 )
               )
           )
@@ -190,7 +200,9 @@ FROM
                   AND (
                     (
                       `gh`.`type` = 'pageview'
-                      AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                      AND `gh`.`step_key` >= ?
+                      AND `gh`.`step_key` < ?
+                      AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                     )
                   )
               )
@@ -258,7 +270,9 @@ FROM
                 AND (
                   (
                     `gh`.`type` = 'pageview'
-                    AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                    AND `gh`.`step_key` >= ?
+                    AND `gh`.`step_key` < ?
+                    AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                   )
                 )
             )
@@ -322,7 +336,9 @@ FROM
             AND (
               (
                 `gh`.`type` = 'pageview'
-                AND SUBSTRING(`gh`.`path`, 1, ?) = ?
+                AND `gh`.`step_key` >= ?
+                AND `gh`.`step_key` < ?
+                AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
               )
             )
         )

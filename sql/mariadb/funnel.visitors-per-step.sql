@@ -3,13 +3,15 @@
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 2026-04-02T22:00:00.000Z
---   $4 = 9
---   $5 = "/products"
---   $6 = 7
---   $7 = 86400
---   $8 = "add_to_cart"
---   $9 = "/thank-you"
---   $10 = 3
+--   $4 = "/products"
+--   $5 = "/productt"
+--   $6 = 9
+--   $7 = "/products"
+--   $8 = 7
+--   $9 = 86400
+--   $10 = "add_to_cart"
+--   $11 = "/thank-you"
+--   $12 = 3
 SELECT
   f.step,
   f.visitors
@@ -33,7 +35,9 @@ FROM
           )
           AND (
             `h`.`type` = 'pageview'
-            AND SUBSTRING(`h`.`path`, 1, ?) = ?
+            AND `h`.`step_key` >= ?
+            AND `h`.`step_key` < ?
+            AND SUBSTRING(`h`.`step_key`, 1, ?) = ?
           )
         UNION ALL
         SELECT
@@ -61,11 +65,11 @@ FROM
               AND CASE w.step
                 WHEN 1 THEN (
                   `x`.`type` = 'event'
-                  AND `x`.`name` = ?
+                  AND `x`.`step_key` = ?
                 )
                 WHEN 2 THEN (
                   `x`.`type` = 'pageview'
-                  AND `x`.`path` = ?
+                  AND `x`.`step_key` = ?
                 )
               END
             ORDER BY

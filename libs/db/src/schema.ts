@@ -27,6 +27,8 @@ export interface HitsTable {
   order_id: string | null;
   revenue: Decimal | null;
   currency: string | null;
+  /** Virtual: the event's name or the pageview's path cut to 255 characters (goal and step matching). */
+  step_key: ColumnType<string | null, never, never>;
 }
 
 export interface SessionsTable {

@@ -80,15 +80,65 @@ export function pathPatternMatch(column: Expression<unknown>, pattern: string): 
 }
 
 /**
+ * hits.step_key (migration 1765000000000): the event's name, or the pageview's path cut to
+ * this many characters; indexed as (site_id, type, step_key, visitor_id, ts).
+ */
+export const STEP_KEY_CHARS = 255;
+export const HITS_BY_STEP = 'ix_hits_site_step';
+
+/** The code point after `c`, skipping the surrogates; undefined after the last one. */
+function nextCodePoint(c: string): string | undefined {
+  const code = c.codePointAt(0) as number;
+  if (code >= 0x10ffff) return undefined;
+  return String.fromCodePoint(code === 0xd7ff ? 0xe000 : code + 1);
+}
+
+/**
+ * SQL: `column` (a binary-collated text) in the range of the strings that start with `prefix`,
+ * so that an index on it reads only them: [prefix, prefix with its last character moved one
+ * code point up). A superset test for the index, never the definition: textMatch stays beside it.
+ */
+function prefixRange(column: Expression<unknown>, prefix: string): RawBuilder<SqlBool> {
+  const chars = Array.from(prefix);
+  const next = nextCodePoint(chars[chars.length - 1]);
+  if (next === undefined) return sql<SqlBool>`${column} >= ${prefix}`;
+  const upper = chars.slice(0, -1).join('') + next;
+  return sql<SqlBool>`${column} >= ${prefix} AND ${column} < ${upper}`;
+}
+
+/**
+ * SQL condition on hits aliased `alias`: a pageview whose path matches `pattern` (equal, or
+ * a prefix when it ends in `*`), written over step_key so that HITS_BY_STEP reads only the hits
+ * that can match. step_key is the path cut to STEP_KEY_CHARS characters, so a pattern that fits
+ * in it is decided by step_key alone (index only); a longer one narrows by its first
+ * STEP_KEY_CHARS characters and compares the whole path.
+ */
+function pageviewPathMatch(alias: string, pattern: string): RawBuilder<SqlBool> {
+  const key = col(alias, 'step_key');
+  const prefix = pattern.endsWith('*');
+  const text = prefix ? pattern.slice(0, -1) : pattern;
+  const chars = Array.from(text);
+  if (prefix && chars.length === 0) return sql<SqlBool>`${key} IS NOT NULL`;
+  if (chars.length < STEP_KEY_CHARS || (prefix && chars.length === STEP_KEY_CHARS)) {
+    return prefix
+      ? sql<SqlBool>`${prefixRange(key, text)} AND ${textMatch(key, text, true)}`
+      : textMatch(key, text, false);
+  }
+  const head = chars.slice(0, STEP_KEY_CHARS).join('');
+  return sql<SqlBool>`${key} = ${head} AND ${pathPatternMatch(col(alias, 'path'), pattern)}`;
+}
+
+/**
  * SQL condition matching a goal or funnel step against hits aliased `alias`: an event name
  * matches event hits of that name; a path matches pageviews whose path equals it, or starts
- * with the prefix when the pattern ends in `*`.
+ * with the prefix when the pattern ends in `*`. Written over hits.step_key (the name of an
+ * event, the path of a pageview) so that HITS_BY_STEP serves it.
  */
 export function hitMatch(alias: string, match: HitMatch): RawBuilder<SqlBool> {
   if (match.type === 'event') {
-    return sql<SqlBool>`(${col(alias, 'type')} = 'event' AND ${col(alias, 'name')} = ${match.name})`;
+    return sql<SqlBool>`(${col(alias, 'type')} = 'event' AND ${col(alias, 'step_key')} = ${match.name})`;
   }
-  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${pathPatternMatch(col(alias, 'path'), match.path)})`;
+  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${pageviewPathMatch(alias, match.path)})`;
 }
 
 /** A session attribute as reports read it: the first hit's value, or what a missing one reads as. */

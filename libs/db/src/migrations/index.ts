@@ -7,6 +7,7 @@ import { SessionPathRollups1764600000000 } from './1764600000000-session-path-ro
 import { SessionAttributeRollups1764700000000 } from './1764700000000-session-attribute-rollups';
 import { VisitorsByFirstSession1764800000000 } from './1764800000000-visitors-by-first-session';
 import { SessionsByEnd1764900000000 } from './1764900000000-sessions-by-end';
+import { HitsByStep1765000000000 } from './1765000000000-hits-by-step';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   SessionAttributeRollups1764700000000,
   VisitorsByFirstSession1764800000000,
   SessionsByEnd1764900000000,
+  HitsByStep1765000000000,
 ];
