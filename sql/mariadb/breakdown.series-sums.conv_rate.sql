@@ -25,7 +25,14 @@
 --   $23 = "/thank-you"
 --   $24 = 7
 --   $25 = 2026-03-19T23:00:00.000Z
---   $26 = 2026-04-02T22:00:00.000Z
+--   $26 = "signup"
+--   $27 = "/thank-you"
+--   $28 = "/thank-yov"
+--   $29 = 10
+--   $30 = "/thank-you"
+--   $31 = 7
+--   $32 = 2026-03-19T23:00:00.000Z
+--   $33 = 2026-04-02T22:00:00.000Z
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -63,32 +70,49 @@ FROM
         ) - 1
       ) AS `b`,
       CASE
-        WHEN EXISTS (
-          SELECT
-            1
-          FROM
-            hits gh FORCE INDEX (ix_hits_site_session)
-          WHERE
-            gh.site_id = `s`.`site_id`
-            AND gh.session_id = `s`.`session_id`
-            AND (
-              (
-                `gh`.`type` = 'event'
-                AND `gh`.`step_key` = ?
-              )
-              OR (
-                `gh`.`type` = 'pageview'
-                AND `gh`.`step_key` >= ?
-                AND `gh`.`step_key` < ?
-                AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
-              )
-            )
-        ) THEN 1
-        ELSE 0
+        WHEN c.session_id IS NULL THEN 0
+        ELSE 1
       END AS `num`,
       1 AS `den`
     FROM
       `sessions` AS `s`
+      LEFT JOIN (
+        SELECT
+          gh.session_id,
+          MAX(
+            (
+              `gh`.`type` = 'event'
+              AND `gh`.`step_key` = ?
+            )
+          ) AS `goal_0`,
+          MAX(
+            (
+              `gh`.`type` = 'pageview'
+              AND `gh`.`step_key` >= ?
+              AND `gh`.`step_key` < ?
+              AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+            )
+          ) AS `goal_1`
+        FROM
+          hits gh FORCE INDEX (ix_hits_site_step)
+        WHERE
+          gh.site_id = ?
+          AND gh.ts >= ?
+          AND (
+            (
+              `gh`.`type` = 'event'
+              AND `gh`.`step_key` = ?
+            )
+            OR (
+              `gh`.`type` = 'pageview'
+              AND `gh`.`step_key` >= ?
+              AND `gh`.`step_key` < ?
+              AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+            )
+          )
+        GROUP BY
+          gh.session_id
+      ) AS `c` ON c.session_id = `s`.`session_id`
     WHERE
       (
         `s`.`site_id` = ?

@@ -7,15 +7,14 @@
 --   $5 = "/thank-you"
 --   $6 = 7
 --   $7 = 2026-03-19T23:00:00.000Z
---   $8 = 2026-04-02T22:00:00.000Z
---   $9 = "signup"
---   $10 = "/thank-you"
---   $11 = "/thank-yov"
---   $12 = 10
---   $13 = "/thank-you"
---   $14 = 7
---   $15 = 2026-03-19T23:00:00.000Z
---   $16 = 2026-04-02T22:00:00.000Z
+--   $8 = "signup"
+--   $9 = "/thank-you"
+--   $10 = "/thank-yov"
+--   $11 = 10
+--   $12 = "/thank-you"
+--   $13 = 7
+--   $14 = 2026-03-19T23:00:00.000Z
+--   $15 = 2026-04-02T22:00:00.000Z
 SELECT
   COUNT(*) AS `sessions`,
   COUNT(c.session_id) AS `converted`,
@@ -41,15 +40,10 @@ FROM
         )
       ) AS `goal_1`
     FROM
-      sessions cs
-      JOIN hits gh FORCE INDEX (ix_hits_site_session) ON gh.site_id = cs.site_id
-      AND gh.session_id = cs.session_id
+      hits gh FORCE INDEX (ix_hits_site_step)
     WHERE
-      (
-        `cs`.`site_id` = ?
-        AND `cs`.`started_at` >= ?
-        AND `cs`.`started_at` < ?
-      )
+      gh.site_id = ?
+      AND gh.ts >= ?
       AND (
         (
           `gh`.`type` = 'event'

@@ -1,6 +1,6 @@
 import { tableWithIndexMarker } from '@app/db/dialect';
-import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
-import { hitMatch, HITS_BY_SESSION } from './definitions';
+import { RawBuilder, sql, SqlBool } from 'kysely';
+import { hitMatch, HITS_BY_SESSION, HITS_BY_STEP } from './definitions';
 import { col } from './sql/col';
 
 export interface GoalDefinition {
@@ -41,19 +41,22 @@ export function sessionConverted(sessionAlias: string, goals: GoalDefinition[]):
 }
 
 /**
- * The same definition as sessionConverted, set-based for reports that need every goal at
- * once: a derived table with one row per session of `sessions cs` matching `sessionsWhere`
- * that converted at least one goal, and a 1/0 column `goal_<i>` per goal. One pass over those
- * sessions' matching hits instead of one lookup per session and goal. Join it on session_id;
- * a session without a row converted nothing.
+ * The same definition as sessionConverted, set-based, for reports that need it for every
+ * session of a range at once: a derived table with one row per session that has a hit matching
+ * at least one of `goals`, and a 1/0 column `goal_<i>` per goal. Read from the goal-matching
+ * hits alone, through their index (site, type, step_key, …, session_id: index only), not from
+ * every hit of every session. Only hits stamped at or after the range start are read: every hit
+ * of a session that started in the range is (a session starts with its first hit), so joined on
+ * session_id to the range's sessions it is exact for every aggregated session. A session
+ * without a row converted nothing.
  */
 export function convertedSessionsTable(
   goals: GoalDefinition[],
-  sessionsWhere: Expression<SqlBool>,
+  query: { site: { id: number }; range: { startUtc: Date } },
 ): RawBuilder<unknown> {
   if (goals.length === 0) {
     return sql`SELECT NULL AS session_id FROM (SELECT 1) none WHERE 1 = 0`;
   }
   const perGoal = goals.map((g, i) => sql`MAX(${goalMatch('gh', g)}) AS ${sql.ref(`goal_${i}`)}`);
-  return sql`SELECT gh.session_id, ${sql.join(perGoal)} FROM sessions cs JOIN ${hitsOfSession('gh')} ON gh.site_id = cs.site_id AND gh.session_id = cs.session_id WHERE ${sessionsWhere} AND ${anyGoal('gh', goals)} GROUP BY gh.session_id`;
+  return sql`SELECT gh.session_id, ${sql.join(perGoal)} FROM ${sql.raw(tableWithIndexMarker('hits', 'gh', HITS_BY_STEP))} WHERE gh.site_id = ${query.site.id} AND gh.ts >= ${query.range.startUtc} AND ${anyGoal('gh', goals)} GROUP BY gh.session_id`;
 }

@@ -81,7 +81,7 @@ export function pathPatternMatch(column: Expression<unknown>, pattern: string): 
 
 /**
  * hits.step_key (migration 1765000000000): the event's name, or the pageview's path cut to
- * this many characters; indexed as (site_id, type, step_key, visitor_id, ts).
+ * this many characters; indexed as (site_id, type, step_key, visitor_id, ts, seq, session_id).
  */
 export const STEP_KEY_CHARS = 255;
 export const HITS_BY_STEP = 'ix_hits_site_step';

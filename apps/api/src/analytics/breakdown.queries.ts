@@ -10,7 +10,7 @@ import {
   pageviewsBySession,
   ReportDb,
   ReportStatement,
-  sessionConverted,
+  convertedSessionsTable,
   sessionMetrics,
   sessionRollupMetrics,
   StatsQuery,
@@ -19,7 +19,7 @@ import {
   where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { RawBuilder, SelectQueryBuilder, sql } from 'kysely';
+import { RawBuilder, SelectQueryBuilder, sql, SqlBool } from 'kysely';
 import type { BreakdownDimension, BreakdownMetric } from './dto/breakdown.dto';
 
 /** Per-series sums: `num` is the metric's count or money (exact decimal string), `den` its rate base. */
@@ -103,10 +103,16 @@ function metricSource(
     }
   }
   const ofSession = sql<string>`COALESCE(${col('s', dimension)}, ${MISSING_ATTRIBUTE[dimension]})`;
-  const sessionRows = (num: RawBuilder<unknown>): MetricSource => {
+  const sessionRows = (num: RawBuilder<unknown>, converted?: RawBuilder<unknown>): MetricSource => {
     decideTable(query, 'sessions');
+    const sessions = d.builder.selectFrom('sessions as s');
+    const rows = converted
+      ? sessions.leftJoin(sql`(${converted})`.as('c'), (j) =>
+          j.on(sql<SqlBool>`c.session_id = ${sql.ref('s.session_id')}`),
+        )
+      : sessions;
     return {
-      rows: d.builder.selectFrom('sessions as s').where(where.sessions(query, 's')) as AnySelect,
+      rows: rows.where(where.sessions(query, 's')) as AnySelect,
       time: sql`${col('s', 'started_at')}`,
       value: sql<string>`${col('s', dimension)}`,
       num,
@@ -120,7 +126,11 @@ function metricSource(
     case 'bounce_rate':
       return sessionRows(sql`${col('s', 'is_bounce')}`);
     case 'conv_rate':
-      return sessionRows(sql`CASE WHEN ${sessionConverted('s', goals)} THEN 1 ELSE 0 END`);
+      // Converted: the session has a row among the sessions with a hit matching any goal.
+      return sessionRows(
+        sql`CASE WHEN c.session_id IS NULL THEN 0 ELSE 1 END`,
+        convertedSessionsTable(goals, query),
+      );
     case 'pageviews':
       if (decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets }).kind === 'bySession') {
         return {

@@ -31,7 +31,7 @@ export const conversionsStatements = {
   ): ReportStatement<Record<string, number | string>> {
     decideTable(query, 'sessions');
     return (d) => {
-      const converted = convertedSessionsTable(goals, where.sessions(query, 'cs'));
+      const converted = convertedSessionsTable(goals, query);
       return d.builder
         .selectFrom('sessions as s')
         .leftJoin(sql`(${converted})`.as('c'), (j) =>
