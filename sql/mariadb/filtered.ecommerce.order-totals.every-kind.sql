@@ -8,13 +8,17 @@
 --   $6 = 6
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
---   $9 = "/pricing"
---   $10 = 6
+--   $9 = 7
+--   $10 = "/pricing"
 --   $11 = "/docs/"
---   $12 = "/thank-you"
---   $13 = "/thank-yov"
---   $14 = 10
---   $15 = "/thank-you"
+--   $12 = "/docs0"
+--   $13 = 6
+--   $14 = "/docs/"
+--   $15 = 7
+--   $16 = "/thank-you"
+--   $17 = "/thank-yov"
+--   $18 = 10
+--   $19 = "/thank-you"
 SELECT
   COUNT(*) AS `orders`,
   COALESCE(SUM(`o`.`revenue`), 0) AS `revenue`,
@@ -60,28 +64,28 @@ WHERE
             `fs`.`exit_path` IS NOT NULL
             AND (`fs`.`exit_path` IN (?))
           )
-          AND EXISTS (
+          AND `fs`.`session_id` IN (
             SELECT
-              1
+              fp.session_id
             FROM
-              hits fp FORCE INDEX (ix_hits_site_session)
+              hits fp FORCE INDEX (ix_hits_site_step)
             WHERE
-              fp.site_id = `fs`.`site_id`
-              AND fp.session_id = `fs`.`session_id`
+              fp.site_id = ?
               AND fp.type = 'pageview'
               AND (
-                `fp`.`path` IN (?)
-                OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                `fp`.`step_key` = ?
+                OR `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
           )
-          AND EXISTS (
+          AND `fs`.`session_id` IN (
             SELECT
-              1
+              gh.session_id
             FROM
-              hits gh FORCE INDEX (ix_hits_site_session)
+              hits gh FORCE INDEX (ix_hits_site_step)
             WHERE
-              gh.site_id = `fs`.`site_id`
-              AND gh.session_id = `fs`.`session_id`
+              gh.site_id = ?
               AND (
                 (
                   `gh`.`type` = 'pageview'
