@@ -8,17 +8,13 @@
 --   $6 = 6
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
---   $9 = 7
---   $10 = "/pricing"
+--   $9 = "/pricing"
+--   $10 = 6
 --   $11 = "/docs/"
---   $12 = "/docs0"
---   $13 = 6
---   $14 = "/docs/"
---   $15 = 7
---   $16 = "/thank-you"
---   $17 = "/thank-yov"
---   $18 = 10
---   $19 = "/thank-you"
+--   $12 = "/thank-you"
+--   $13 = "/thank-yov"
+--   $14 = 10
+--   $15 = "/thank-you"
 SELECT
   COUNT(*) AS `orders`,
   COALESCE(SUM(`o`.`revenue`), 0) AS `revenue`,
@@ -64,28 +60,28 @@ WHERE
             `fs`.`exit_path` IS NOT NULL
             AND (`fs`.`exit_path` IN (?))
           )
-          AND `fs`.`session_id` IN (
+          AND EXISTS (
             SELECT
-              fp.session_id
+              1
             FROM
-              hits fp FORCE INDEX (ix_hits_site_step)
+              hits fp FORCE INDEX (ix_hits_site_session)
             WHERE
-              fp.site_id = ?
+              fp.site_id = `fs`.`site_id`
+              AND fp.session_id = `fs`.`session_id`
               AND fp.type = 'pageview'
               AND (
-                `fp`.`step_key` = ?
-                OR `fp`.`step_key` >= ?
-                AND `fp`.`step_key` < ?
-                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                `fp`.`path` IN (?)
+                OR SUBSTRING(`fp`.`path`, 1, ?) = ?
               )
           )
-          AND `fs`.`session_id` IN (
+          AND EXISTS (
             SELECT
-              gh.session_id
+              1
             FROM
-              hits gh FORCE INDEX (ix_hits_site_step)
+              hits gh FORCE INDEX (ix_hits_site_session)
             WHERE
-              gh.site_id = ?
+              gh.site_id = `fs`.`site_id`
+              AND gh.session_id = `fs`.`session_id`
               AND (
                 (
                   `gh`.`type` = 'pageview'

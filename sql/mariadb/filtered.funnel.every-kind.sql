@@ -6,42 +6,34 @@
 --   $4 = 6
 --   $5 = "/blog/"
 --   $6 = "/thank-you"
---   $7 = 7
---   $8 = "/pricing"
+--   $7 = "/pricing"
+--   $8 = 6
 --   $9 = "/docs/"
---   $10 = "/docs0"
---   $11 = 6
---   $12 = "/docs/"
---   $13 = 7
---   $14 = "/thank-you"
---   $15 = "/thank-yov"
---   $16 = 10
---   $17 = "/thank-you"
---   $18 = 86400
---   $19 = "add_to_cart"
---   $20 = 7
---   $21 = 2026-03-19T23:00:00.000Z
---   $22 = 2026-04-02T22:00:00.000Z
---   $23 = "(direct)"
---   $24 = "/"
+--   $10 = "/thank-you"
+--   $11 = "/thank-yov"
+--   $12 = 10
+--   $13 = "/thank-you"
+--   $14 = 86400
+--   $15 = "add_to_cart"
+--   $16 = 7
+--   $17 = 2026-03-19T23:00:00.000Z
+--   $18 = 2026-04-02T22:00:00.000Z
+--   $19 = "(direct)"
+--   $20 = "/"
+--   $21 = 6
+--   $22 = "/blog/"
+--   $23 = "/thank-you"
+--   $24 = "/pricing"
 --   $25 = 6
---   $26 = "/blog/"
+--   $26 = "/docs/"
 --   $27 = "/thank-you"
---   $28 = 7
---   $29 = "/pricing"
---   $30 = "/docs/"
---   $31 = "/docs0"
---   $32 = 6
---   $33 = "/docs/"
---   $34 = 7
---   $35 = "/thank-you"
---   $36 = "/thank-yov"
---   $37 = 10
---   $38 = "/thank-you"
---   $39 = "/products"
---   $40 = "/productt"
---   $41 = 9
---   $42 = "/products"
+--   $28 = "/thank-yov"
+--   $29 = 10
+--   $30 = "/thank-you"
+--   $31 = "/products"
+--   $32 = "/productt"
+--   $33 = 9
+--   $34 = "/products"
 SELECT
   COUNT(DISTINCT f.visitor_id) AS `step_1`,
   COUNT(
@@ -83,28 +75,28 @@ FROM
                     `fs`.`exit_path` IS NOT NULL
                     AND (`fs`.`exit_path` IN (?))
                   )
-                  AND `fs`.`session_id` IN (
+                  AND EXISTS (
                     SELECT
-                      fp.session_id
+                      1
                     FROM
-                      hits fp FORCE INDEX (ix_hits_site_step)
+                      hits fp FORCE INDEX (ix_hits_site_session)
                     WHERE
-                      fp.site_id = ?
+                      fp.site_id = `fs`.`site_id`
+                      AND fp.session_id = `fs`.`session_id`
                       AND fp.type = 'pageview'
                       AND (
-                        `fp`.`step_key` = ?
-                        OR `fp`.`step_key` >= ?
-                        AND `fp`.`step_key` < ?
-                        AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                        `fp`.`path` IN (?)
+                        OR SUBSTRING(`fp`.`path`, 1, ?) = ?
                       )
                   )
-                  AND `fs`.`session_id` IN (
+                  AND EXISTS (
                     SELECT
-                      gh.session_id
+                      1
                     FROM
-                      hits gh FORCE INDEX (ix_hits_site_step)
+                      hits gh FORCE INDEX (ix_hits_site_session)
                     WHERE
-                      gh.site_id = ?
+                      gh.site_id = `fs`.`site_id`
+                      AND gh.session_id = `fs`.`session_id`
                       AND (
                         (
                           `gh`.`type` = 'pageview'
@@ -168,28 +160,28 @@ FROM
                     `fs`.`exit_path` IS NOT NULL
                     AND (`fs`.`exit_path` IN (?))
                   )
-                  AND `fs`.`session_id` IN (
+                  AND EXISTS (
                     SELECT
-                      fp.session_id
+                      1
                     FROM
-                      hits fp FORCE INDEX (ix_hits_site_step)
+                      hits fp FORCE INDEX (ix_hits_site_session)
                     WHERE
-                      fp.site_id = ?
+                      fp.site_id = `fs`.`site_id`
+                      AND fp.session_id = `fs`.`session_id`
                       AND fp.type = 'pageview'
                       AND (
-                        `fp`.`step_key` = ?
-                        OR `fp`.`step_key` >= ?
-                        AND `fp`.`step_key` < ?
-                        AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                        `fp`.`path` IN (?)
+                        OR SUBSTRING(`fp`.`path`, 1, ?) = ?
                       )
                   )
-                  AND `fs`.`session_id` IN (
+                  AND EXISTS (
                     SELECT
-                      gh.session_id
+                      1
                     FROM
-                      hits gh FORCE INDEX (ix_hits_site_step)
+                      hits gh FORCE INDEX (ix_hits_site_session)
                     WHERE
-                      gh.site_id = ?
+                      gh.site_id = `fs`.`site_id`
+                      AND gh.session_id = `fs`.`session_id`
                       AND (
                         (
                           `gh`.`type` = 'pageview'

@@ -8,77 +8,61 @@
 --   $6 = 6
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
---   $9 = 7
---   $10 = "/pricing"
+--   $9 = "/pricing"
+--   $10 = 6
 --   $11 = "/docs/"
---   $12 = "/docs0"
---   $13 = 6
---   $14 = "/docs/"
---   $15 = 7
---   $16 = "/thank-you"
---   $17 = "/thank-yov"
---   $18 = 10
---   $19 = "/thank-you"
---   $20 = 2026-04-02T22:00:00.000Z
---   $21 = 7
---   $22 = 2026-03-19T23:00:00.000Z
---   $23 = 2026-04-02T22:00:00.000Z
---   $24 = "(direct)"
---   $25 = "/"
+--   $12 = "/thank-you"
+--   $13 = "/thank-yov"
+--   $14 = 10
+--   $15 = "/thank-you"
+--   $16 = 2026-04-02T22:00:00.000Z
+--   $17 = 7
+--   $18 = 2026-03-19T23:00:00.000Z
+--   $19 = 2026-04-02T22:00:00.000Z
+--   $20 = "(direct)"
+--   $21 = "/"
+--   $22 = 6
+--   $23 = "/blog/"
+--   $24 = "/thank-you"
+--   $25 = "/pricing"
 --   $26 = 6
---   $27 = "/blog/"
+--   $27 = "/docs/"
 --   $28 = "/thank-you"
---   $29 = 7
---   $30 = "/pricing"
---   $31 = "/docs/"
---   $32 = "/docs0"
---   $33 = 6
---   $34 = "/docs/"
---   $35 = 7
---   $36 = "/thank-you"
---   $37 = "/thank-yov"
---   $38 = 10
---   $39 = "/thank-you"
---   $40 = 2026-04-02T22:00:00.000Z
---   $41 = 7
---   $42 = 2026-03-19T23:00:00.000Z
---   $43 = 2026-03-19T23:00:00.000Z
---   $44 = "(direct)"
---   $45 = "/"
---   $46 = 6
---   $47 = "/blog/"
---   $48 = "/thank-you"
+--   $29 = "/thank-yov"
+--   $30 = 10
+--   $31 = "/thank-you"
+--   $32 = 2026-04-02T22:00:00.000Z
+--   $33 = 7
+--   $34 = 2026-03-19T23:00:00.000Z
+--   $35 = 2026-03-19T23:00:00.000Z
+--   $36 = "(direct)"
+--   $37 = "/"
+--   $38 = 6
+--   $39 = "/blog/"
+--   $40 = "/thank-you"
+--   $41 = "/pricing"
+--   $42 = 6
+--   $43 = "/docs/"
+--   $44 = "/thank-you"
+--   $45 = "/thank-yov"
+--   $46 = 10
+--   $47 = "/thank-you"
+--   $48 = 7
 --   $49 = 7
---   $50 = "/pricing"
---   $51 = "/docs/"
---   $52 = "/docs0"
---   $53 = 6
---   $54 = "/docs/"
---   $55 = 7
---   $56 = "/thank-you"
---   $57 = "/thank-yov"
---   $58 = 10
---   $59 = "/thank-you"
---   $60 = 7
---   $61 = 7
---   $62 = "(direct)"
---   $63 = "/"
---   $64 = 6
---   $65 = "/blog/"
---   $66 = "/thank-you"
---   $67 = 7
---   $68 = "/pricing"
---   $69 = "/docs/"
---   $70 = "/docs0"
---   $71 = 6
---   $72 = "/docs/"
---   $73 = 7
---   $74 = "/thank-you"
---   $75 = "/thank-yov"
---   $76 = 10
---   $77 = "/thank-you"
---   $78 = 2026-03-19T23:00:00.000Z
---   $79 = 2026-04-02T22:00:00.000Z
+--   $50 = "(direct)"
+--   $51 = "/"
+--   $52 = 6
+--   $53 = "/blog/"
+--   $54 = "/thank-you"
+--   $55 = "/pricing"
+--   $56 = 6
+--   $57 = "/docs/"
+--   $58 = "/thank-you"
+--   $59 = "/thank-yov"
+--   $60 = 10
+--   $61 = "/thank-you"
+--   $62 = 2026-03-19T23:00:00.000Z
+--   $63 = 2026-04-02T22:00:00.000Z
 SELECT
   COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
@@ -111,28 +95,28 @@ FROM
             `s`.`exit_path` IS NOT NULL
             AND (`s`.`exit_path` IN (?))
           )
-          AND `s`.`session_id` IN (
+          AND EXISTS (
             SELECT
-              fp.session_id
+              1
             FROM
-              hits fp FORCE INDEX (ix_hits_site_step)
+              hits fp FORCE INDEX (ix_hits_site_session)
             WHERE
-              fp.site_id = ?
+              fp.site_id = `s`.`site_id`
+              AND fp.session_id = `s`.`session_id`
               AND fp.type = 'pageview'
               AND (
-                `fp`.`step_key` = ?
-                OR `fp`.`step_key` >= ?
-                AND `fp`.`step_key` < ?
-                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                `fp`.`path` IN (?)
+                OR SUBSTRING(`fp`.`path`, 1, ?) = ?
               )
           )
-          AND `s`.`session_id` IN (
+          AND EXISTS (
             SELECT
-              gh.session_id
+              1
             FROM
-              hits gh FORCE INDEX (ix_hits_site_step)
+              hits gh FORCE INDEX (ix_hits_site_session)
             WHERE
-              gh.site_id = ?
+              gh.site_id = `s`.`site_id`
+              AND gh.session_id = `s`.`session_id`
               AND (
                 (
                   `gh`.`type` = 'pageview'
@@ -191,28 +175,28 @@ FROM
                 `s`.`exit_path` IS NOT NULL
                 AND (`s`.`exit_path` IN (?))
               )
-              AND `s`.`session_id` IN (
+              AND EXISTS (
                 SELECT
-                  fp.session_id
+                  1
                 FROM
-                  hits fp FORCE INDEX (ix_hits_site_step)
+                  hits fp FORCE INDEX (ix_hits_site_session)
                 WHERE
-                  fp.site_id = ?
+                  fp.site_id = `s`.`site_id`
+                  AND fp.session_id = `s`.`session_id`
                   AND fp.type = 'pageview'
                   AND (
-                    `fp`.`step_key` = ?
-                    OR `fp`.`step_key` >= ?
-                    AND `fp`.`step_key` < ?
-                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                    `fp`.`path` IN (?)
+                    OR SUBSTRING(`fp`.`path`, 1, ?) = ?
                   )
               )
-              AND `s`.`session_id` IN (
+              AND EXISTS (
                 SELECT
-                  gh.session_id
+                  1
                 FROM
-                  hits gh FORCE INDEX (ix_hits_site_step)
+                  hits gh FORCE INDEX (ix_hits_site_session)
                 WHERE
-                  gh.site_id = ?
+                  gh.site_id = `s`.`site_id`
+                  AND gh.session_id = `s`.`session_id`
                   AND (
                     (
                       `gh`.`type` = 'pageview'
@@ -261,28 +245,28 @@ FROM
               `s`.`exit_path` IS NOT NULL
               AND (`s`.`exit_path` IN (?))
             )
-            AND `s`.`session_id` IN (
+            AND EXISTS (
               SELECT
-                fp.session_id
+                1
               FROM
-                hits fp FORCE INDEX (ix_hits_site_step)
+                hits fp FORCE INDEX (ix_hits_site_session)
               WHERE
-                fp.site_id = ?
+                fp.site_id = `s`.`site_id`
+                AND fp.session_id = `s`.`session_id`
                 AND fp.type = 'pageview'
                 AND (
-                  `fp`.`step_key` = ?
-                  OR `fp`.`step_key` >= ?
-                  AND `fp`.`step_key` < ?
-                  AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                  `fp`.`path` IN (?)
+                  OR SUBSTRING(`fp`.`path`, 1, ?) = ?
                 )
             )
-            AND `s`.`session_id` IN (
+            AND EXISTS (
               SELECT
-                gh.session_id
+                1
               FROM
-                hits gh FORCE INDEX (ix_hits_site_step)
+                hits gh FORCE INDEX (ix_hits_site_session)
               WHERE
-                gh.site_id = ?
+                gh.site_id = `s`.`site_id`
+                AND gh.session_id = `s`.`session_id`
                 AND (
                   (
                     `gh`.`type` = 'pageview'
@@ -327,28 +311,28 @@ FROM
           `ps`.`exit_path` IS NOT NULL
           AND (`ps`.`exit_path` IN (?))
         )
-        AND `ps`.`session_id` IN (
+        AND EXISTS (
           SELECT
-            fp.session_id
+            1
           FROM
-            hits fp FORCE INDEX (ix_hits_site_step)
+            hits fp FORCE INDEX (ix_hits_site_session)
           WHERE
-            fp.site_id = ?
+            fp.site_id = `ps`.`site_id`
+            AND fp.session_id = `ps`.`session_id`
             AND fp.type = 'pageview'
             AND (
-              `fp`.`step_key` = ?
-              OR `fp`.`step_key` >= ?
-              AND `fp`.`step_key` < ?
-              AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+              `fp`.`path` IN (?)
+              OR SUBSTRING(`fp`.`path`, 1, ?) = ?
             )
         )
-        AND `ps`.`session_id` IN (
+        AND EXISTS (
           SELECT
-            gh.session_id
+            1
           FROM
-            hits gh FORCE INDEX (ix_hits_site_step)
+            hits gh FORCE INDEX (ix_hits_site_session)
           WHERE
-            gh.site_id = ?
+            gh.site_id = `ps`.`site_id`
+            AND gh.session_id = `ps`.`session_id`
             AND (
               (
                 `gh`.`type` = 'pageview'

@@ -31,19 +31,13 @@ const anyGoal = (alias: string, goals: GoalDefinition[]) =>
   )})`;
 
 /**
- * SQL condition: the session `sessionAlias` (a sessions row of site `siteId`) converted at
- * least one of `goals` (SPEC §1 "Conversion"): it is among the sessions of the goal-matching
- * hits, read through their index (HITS_BY_STEP, index only), not one lookup of every hit per
- * session. With no goals no session converts. The definition behind the `goal` filter;
- * convertedSessionsTable is the same, set-based, per goal.
+ * SQL condition: the session `sessionAlias` (a sessions row) converted at least one of
+ * `goals` (SPEC §1 "Conversion"). With no goals no session converts. The single definition
+ * behind conversions, conversion rates and the breakdown's conv_rate.
  */
-export function sessionConverted(
-  sessionAlias: string,
-  goals: GoalDefinition[],
-  siteId: number,
-): RawBuilder<SqlBool> {
+export function sessionConverted(sessionAlias: string, goals: GoalDefinition[]): RawBuilder<SqlBool> {
   if (goals.length === 0) return sql<SqlBool>`(1 = 0)`;
-  return sql<SqlBool>`${col(sessionAlias, 'session_id')} IN (SELECT gh.session_id FROM ${sql.raw(tableWithIndexMarker('hits', 'gh', HITS_BY_STEP))} WHERE gh.site_id = ${siteId} AND ${anyGoal('gh', goals)})`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('gh')} WHERE gh.site_id = ${col(sessionAlias, 'site_id')} AND gh.session_id = ${col(sessionAlias, 'session_id')} AND ${anyGoal('gh', goals)})`;
 }
 
 /**

@@ -72,6 +72,13 @@ export function textMatch(column: Expression<unknown>, text: string, prefix: boo
   return sql<SqlBool>`SUBSTRING(${column}, 1, ${Array.from(text).length}) = ${text}`;
 }
 
+/** A goal's or funnel step's path pattern: equal, or a prefix when it ends in `*`. */
+export function pathPatternMatch(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool> {
+  return pattern.endsWith('*')
+    ? textMatch(column, pattern.slice(0, -1), true)
+    : textMatch(column, pattern, false);
+}
+
 /**
  * hits.step_key (migration 1765000000000): the event's name, or the pageview's path cut to
  * this many characters; indexed as (site_id, type, step_key, visitor_id, ts, seq, session_id).
@@ -100,15 +107,16 @@ function prefixRange(column: Expression<unknown>, prefix: string): RawBuilder<Sq
 }
 
 /**
- * SQL condition on hits aliased `alias` (pageviews): the path equals `text`, or with `prefix`
- * starts with it, written over step_key so that HITS_BY_STEP reads only the hits that can
- * match. step_key is the path cut to STEP_KEY_CHARS characters, so a text that fits in it is
- * decided by step_key alone (index only); a longer one narrows by its first STEP_KEY_CHARS
- * characters and compares the whole path. The test of a goal's or step's path pattern, and
- * of a `page` filter's values.
+ * SQL condition on hits aliased `alias`: a pageview whose path matches `pattern` (equal, or
+ * a prefix when it ends in `*`), written over step_key so that HITS_BY_STEP reads only the hits
+ * that can match. step_key is the path cut to STEP_KEY_CHARS characters, so a pattern that fits
+ * in it is decided by step_key alone (index only); a longer one narrows by its first
+ * STEP_KEY_CHARS characters and compares the whole path.
  */
-export function pageviewPathIs(alias: string, text: string, prefix: boolean): RawBuilder<SqlBool> {
+function pageviewPathMatch(alias: string, pattern: string): RawBuilder<SqlBool> {
   const key = col(alias, 'step_key');
+  const prefix = pattern.endsWith('*');
+  const text = prefix ? pattern.slice(0, -1) : pattern;
   const chars = Array.from(text);
   if (prefix && chars.length === 0) return sql<SqlBool>`${key} IS NOT NULL`;
   if (chars.length < STEP_KEY_CHARS || (prefix && chars.length === STEP_KEY_CHARS)) {
@@ -117,7 +125,7 @@ export function pageviewPathIs(alias: string, text: string, prefix: boolean): Ra
       : textMatch(key, text, false);
   }
   const head = chars.slice(0, STEP_KEY_CHARS).join('');
-  return sql<SqlBool>`${key} = ${head} AND ${textMatch(col(alias, 'path'), text, prefix)}`;
+  return sql<SqlBool>`${key} = ${head} AND ${pathPatternMatch(col(alias, 'path'), pattern)}`;
 }
 
 /**
@@ -130,9 +138,7 @@ export function hitMatch(alias: string, match: HitMatch): RawBuilder<SqlBool> {
   if (match.type === 'event') {
     return sql<SqlBool>`(${col(alias, 'type')} = 'event' AND ${col(alias, 'step_key')} = ${match.name})`;
   }
-  const prefix = match.path.endsWith('*');
-  const text = prefix ? match.path.slice(0, -1) : match.path;
-  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${pageviewPathIs(alias, text, prefix)})`;
+  return sql<SqlBool>`(${col(alias, 'type')} = 'pageview' AND ${pageviewPathMatch(alias, match.path)})`;
 }
 
 /** A session attribute as reports read it: the first hit's value, or what a missing one reads as. */

@@ -42,7 +42,7 @@ export function pageviewsBySession(
   const whole = (s: string) => sql`(${col(s, 'ended_at')} < ${endUtc} AND ${sameBucket(s)})`;
   const attributes = (s: string) =>
     sql.join(SESSION_ATTRIBUTES.map((a) => sql`${col(s, a)} AS ${sql.ref(a)}`));
-  const selected = sessionSelected(query.filters, 'ps', query.site.id);
+  const selected = sessionSelected(query.filters, 'ps');
   // Under filters a pageview needs its derived session selected; unfiltered, any session will do.
   const joinSession =
     selected === null
@@ -59,7 +59,7 @@ export function pageviewsBySession(
       WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND NOT ${whole('s')} AND ${settled('s')}
       UNION ALL
       SELECT s.session_id FROM sessions s
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query.filters, 's', query.site.id))} AND ${settled('s')}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query.filters, 's'))} AND ${settled('s')}
       UNION ALL
       SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
     ) c

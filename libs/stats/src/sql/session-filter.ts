@@ -1,7 +1,6 @@
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
-import { tableWithIndexMarker } from '@app/db/dialect';
-import { GoalDefinition, sessionConverted } from '../conversions';
-import { HITS_BY_STEP, pageviewPathIs, textMatch } from '../definitions';
+import { GoalDefinition, hitsOfSession, sessionConverted } from '../conversions';
+import { textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
 
@@ -23,11 +22,8 @@ function anyValue(column: Expression<unknown>, values: readonly FilterValue[]): 
   return sql<SqlBool>`(${sql.join(parts, sql` OR `)})`;
 }
 
-/**
- * The `==` side of a condition over the sessions row `s` of site `siteId`: true exactly for the
- * sessions it selects.
- */
-function selects(filter: StatsFilter, s: string, siteId: number): RawBuilder<SqlBool> {
+/** The `==` side of a condition over the sessions row `s`: true exactly for the sessions it selects. */
+function selects(filter: StatsFilter, s: string): RawBuilder<SqlBool> {
   switch (filter.dimension) {
     case 'channel':
     case 'source':
@@ -42,32 +38,21 @@ function selects(filter: StatsFilter, s: string, siteId: number): RawBuilder<Sql
       // A session without pageviews has no entry or exit page: it fails ==, and so passes !=.
       return sql<SqlBool>`(${column} IS NOT NULL AND ${anyValue(column, filter.values)})`;
     }
-    case 'page': {
-      // The sessions of the site's pageviews of those paths, read through their index
-      // (HITS_BY_STEP: index only), not every pageview of every session.
-      const paths = filter.values.map((v) => pageviewPathIs('fp', v.text, v.prefix));
-      return sql<SqlBool>`${col(s, 'session_id')} IN (SELECT fp.session_id FROM ${sql.raw(tableWithIndexMarker('hits', 'fp', HITS_BY_STEP))} WHERE fp.site_id = ${siteId} AND fp.type = 'pageview' AND (${sql.join(paths, sql` OR `)}))`;
-    }
+    case 'page':
+      return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('fp')} WHERE fp.site_id = ${col(s, 'site_id')} AND fp.session_id = ${col(s, 'session_id')} AND fp.type = 'pageview' AND ${anyValue(sql.ref('fp.path'), filter.values)})`;
     case 'goal':
       if (!filter.goals) throw new Error('a goal filter reached SQL without its goals resolved');
-      return sessionConverted(s, [...filter.goals], siteId);
+      return sessionConverted(s, [...filter.goals]);
   }
 }
 
 /**
  * The one place that turns a query's filters into the sessions it selects (SPEC §3): a
- * condition over the sessions row `s` of site `siteId`, every condition holding. With no
- * filters, every session.
+ * condition over the sessions row `s`, every condition holding. With no filters, every session.
  */
-export function sessionSelected(
-  filters: readonly StatsFilter[],
-  s: string,
-  siteId: number,
-): RawBuilder<SqlBool> | null {
+export function sessionSelected(filters: readonly StatsFilter[], s: string): RawBuilder<SqlBool> | null {
   if (filters.length === 0) return null;
-  const each = filters.map((f) =>
-    f.operator === '==' ? selects(f, s, siteId) : sql<SqlBool>`NOT ${selects(f, s, siteId)}`,
-  );
+  const each = filters.map((f) => (f.operator === '==' ? selects(f, s) : sql<SqlBool>`NOT ${selects(f, s)}`));
   return sql<SqlBool>`(${sql.join(each, sql` AND `)})`;
 }
 
@@ -79,10 +64,9 @@ export function sessionSelected(
 export function rowOfSelectedSession(
   filters: readonly StatsFilter[],
   row: string,
-  siteId: number,
 ): RawBuilder<SqlBool> | null {
   if (filters.length === 0) return null;
-  return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(filters, 'fs', siteId))})`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(filters, 'fs'))})`;
 }
 
 /**
