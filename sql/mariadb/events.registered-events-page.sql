@@ -26,9 +26,9 @@ FROM
           `h`.`session_id`,
           COUNT(*) AS `n`
         FROM
-          `hits` AS `h`
-          INNER JOIN `registered_events` AS `r` ON `r`.`site_id` = `h`.`site_id`
-          AND `r`.`name` = `h`.`name`
+          `registered_events` AS `r`
+          INNER JOIN `hits` AS `h` ON `h`.`site_id` = `r`.`site_id`
+          AND `h`.`step_key` = `r`.`name`
         WHERE
           (
             `h`.`site_id` = ?
