@@ -201,4 +201,6 @@ FROM
             AND SUBSTRING(`h`.`step_key`, 1, ?) = ?
           )
       ) dp
+    LIMIT
+      18446744073709551615
   ) f;

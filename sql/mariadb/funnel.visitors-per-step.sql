@@ -105,5 +105,9 @@ FROM
                 AND SUBSTRING(`h`.`step_key`, 1, ?) = ?
               )
           ) dp
+        LIMIT
+          18446744073709551615
       ) dp
+    LIMIT
+      18446744073709551615
   ) f;

@@ -1,4 +1,4 @@
-import { CompiledQuery } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { mariadbDialect, tableWithIndexMarker } from './dialect';
 
 describe('index hints written without a dialect', () => {
@@ -16,5 +16,15 @@ describe('index hints written without a dialect', () => {
 
   it('refuses an index name that is not a plain identifier', () => {
     expect(() => tableWithIndexMarker('hits', 'h', 'ix*/ DROP')).toThrow(/not an index name/);
+  });
+});
+
+describe('a derived table the engine materialises', () => {
+  it('keeps the SELECT and limits it by more rows than a table can hold', () => {
+    const compiled =
+      sql`SELECT * FROM (${mariadbDialect.materialized(sql`SELECT h.seq FROM hits h`)}) d`.compile(
+        mariadbDialect.builder,
+      );
+    expect(compiled.sql).toBe('SELECT * FROM (SELECT h.seq FROM hits h LIMIT 18446744073709551615) d');
   });
 });

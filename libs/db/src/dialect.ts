@@ -79,6 +79,12 @@ export interface SqlDialect {
    * hint, as tableWithIndex would write it.
    */
   renderIndexHints(compiled: CompiledQuery): CompiledQuery;
+  /**
+   * `select`, to be used as a derived table, in a form the engine materialises once instead
+   * of merging into the outer query. Merged, a derived column computed by a subquery (a funnel
+   * step's lookup) is computed again wherever the outer query names it.
+   */
+  materialized(select: RawBuilder<unknown>): RawBuilder<unknown>;
   /** A DATETIME expression moved by a whole number of seconds. */
   addSeconds(datetime: Expression<unknown>, seconds: Expression<unknown>): RawBuilder<Date>;
   /** The calendar date (`YYYY-MM-DD` string) of a DATETIME expression. */
@@ -194,6 +200,11 @@ class MysqlFamilyDialect implements SqlDialect {
 
   tableWithIndex(table: string, alias: string, index: string): string {
     return `${table} ${alias} FORCE INDEX (${index})`;
+  }
+
+  materialized(select: RawBuilder<unknown>): RawBuilder<unknown> {
+    // A derived table with a LIMIT is never merged (MariaDB and MySQL); this one limits nothing.
+    return sql`${select} LIMIT 18446744073709551615`;
   }
 
   renderIndexHints(compiled: CompiledQuery): CompiledQuery {
