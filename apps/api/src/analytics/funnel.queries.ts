@@ -33,15 +33,15 @@ function stepIndex(step: FunnelStep): string {
 export const funnelStatements = {
   /**
    * Visitors per reached step, SPEC §4 in one statement. Every step-1 hit in the range starts
-   * an attempt (derived table d1: visitor, t1, seq). Level k+1 adds to each attempt the first
-   * hit after its step-k hit, in hit order (ts, seq), of the same visitor that matches step
-   * k+1 and is stamped no later than t1 + window (NULL when there is none, or when the attempt
-   * stopped earlier). The earliest such hit is always the best choice: every later step faces
-   * the same deadline, so starting from an earlier hit never loses a match. Under filters every
-   * step, the first included, only counts hits of selected sessions (SPEC §3).
+   * an attempt (the innermost derived table: visitor_id, t1, s1). Level k+1 adds to each attempt
+   * the seq of the first hit after its step-k hit, in hit order (ts, seq), of the same visitor
+   * that matches step k+1 and is stamped no later than t1 + window (NULL when there is none, or
+   * when the attempt stopped earlier). The earliest such hit is always the best choice: every
+   * later step faces the same deadline, so starting from an earlier hit never loses a match.
+   * Under filters every step, the first included, only counts hits of selected sessions (SPEC §3).
    *
    * Each level is materialised (d.materialized): merged, the outer levels and the final count
-   * computed the lookups again (4.7-5.5 s against 3.5-3.7 s on a 1M database).
+   * computed the lookups again (4.7-5.5 s against 3.6-4.0 s on a 1M database).
    * Nested derived tables, not a recursive CTE: MariaDB 10.11 loses a row of a recursive CTE
    * when its work table outgrows the in-memory temporary table (MDEV-40803): with 1 MB ones the
    * benchmark's 1M database counted 50,033 visitors at step 2 for 50,034.
