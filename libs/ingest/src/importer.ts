@@ -123,12 +123,20 @@ export class HitImporter {
         await write(pending.slice(half));
       }
     };
+    // One batch is written while the next is read and parsed (the database and this process
+    // work at once); batches are still written one at a time, in file order. A line the
+    // database refuses can therefore be reported after the parse rejections of the next batch.
+    let inFlight: Promise<void> = Promise.resolve();
     const flush = async () => {
       if (batch.length === 0) return;
       const pending = batch;
       batch = [];
-      await write(pending);
-      summary.batches++;
+      await inFlight;
+      inFlight = write(pending).then(() => {
+        summary.batches++;
+      });
+      // Handled here so that a failure waits, unreported, for the next await of inFlight.
+      inFlight.catch(() => undefined);
     };
 
     outer: for (const source of sources) {
@@ -158,6 +166,7 @@ export class HitImporter {
       }
     }
     if (!summary.interrupted) await flush();
+    await inFlight;
     summary.seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return summary;
   }
