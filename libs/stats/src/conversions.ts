@@ -32,8 +32,9 @@ const anyGoal = (alias: string, goals: GoalDefinition[]) =>
 
 /**
  * SQL condition: the session `sessionAlias` (a sessions row) converted at least one of
- * `goals` (SPEC §1 "Conversion"). With no goals no session converts. The single definition
- * behind conversions, conversion rates and the breakdown's conv_rate.
+ * `goals` (SPEC §1 "Conversion"), one session at a time: the `goal` filter's condition. With
+ * no goals no session converts. Conversions and the breakdown's conv_rate read the same match
+ * (goalMatch) set-based, through convertedSessionsTable.
  */
 export function sessionConverted(sessionAlias: string, goals: GoalDefinition[]): RawBuilder<SqlBool> {
   if (goals.length === 0) return sql<SqlBool>`(1 = 0)`;
