@@ -12,7 +12,7 @@ SELECT
   `t`.`sku`,
   `f`.`name`,
   `t`.`quantity`,
-  `t`.`revenue`,
+  `t`.`revenue` AS `revenue`,
   `t`.`orders`
 FROM
   (

@@ -16,7 +16,9 @@ import { hasServerErrno } from './driver-errors';
 import type { StatsDatabase } from './schema';
 
 /** The typed SQL builder of the statistics engine: it only compiles; TypeORM's pool runs the SQL. */
-const INDEX_HINT_OPEN = '/*@index ';
+/** How tableWithIndexMarker's markers start (each engine's renderIndexHints looks for it). */
+export const INDEX_HINT_MARKER = '/*@index ';
+const INDEX_HINT_OPEN = INDEX_HINT_MARKER;
 const INDEX_HINT = /\/\*@index ([a-z_]+)\*\//g;
 
 /**
@@ -38,7 +40,7 @@ export type StatsSql = Kysely<StatsDatabase>;
  * implementation here, not rewriting queries.
  */
 export interface SqlDialect {
-  readonly name: 'mariadb' | 'mysql';
+  readonly name: 'mariadb' | 'mysql' | 'sqlite';
   /** A compile-only builder for this engine. */
   readonly builder: StatsSql;
   /**
@@ -48,6 +50,14 @@ export interface SqlDialect {
   readonly exactCollation: string;
   /** INSERT of `rows` rows that silently skips rows whose unique key already exists. */
   insertIgnore(table: string, columns: readonly string[], rows: number): string;
+  /**
+   * The isolation of the aggregator's chunk transactions: READ COMMITTED on the MySQL family
+   * (row locks keep the chunk's sessions; REPEATABLE READ's gap locks would block importers),
+   * SERIALIZABLE on SQLite, its only level (one writer at a time).
+   */
+  readonly writeIsolation: 'READ COMMITTED' | 'SERIALIZABLE';
+  /** What follows `(a, b) IN ` to list `rows` rows of `width` parameters each. */
+  rowList(rows: number, width: number): string;
   /** INSERT … that overwrites the row with the same primary key. */
   replaceInto(table: string, columns: readonly string[]): string;
   /**
@@ -57,9 +67,16 @@ export interface SqlDialect {
   upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string;
   /**
    * Inserts `rows` rows of `keys` then `sums` (one `?` each), adding the sums to those of a row
-   * with the same key where one exists.
+   * with the same key where one exists. `uniqueKey`: the table's primary key when `keys` also
+   * holds columns stored beside it (default: `keys`).
    */
-  upsertAdd(table: string, keys: readonly string[], sums: readonly string[], rows: number): string;
+  upsertAdd(
+    table: string,
+    keys: readonly string[],
+    sums: readonly string[],
+    rows: number,
+    uniqueKey?: readonly string[],
+  ): string;
   /** The same, with the rows from `select` (its columns in the order of keys, then sums). */
   upsertAddSelect(table: string, keys: readonly string[], sums: readonly string[], select: string): string;
   /** The start of the 15-minute UTC bucket holding a DATETIME expression (no time-zone tables). */
@@ -91,8 +108,21 @@ export interface SqlDialect {
   dateOf(datetime: Expression<unknown>): RawBuilder<string>;
   /** Whole seconds since the epoch of a UTC DATETIME expression. */
   epochSeconds(datetime: Expression<unknown>): RawBuilder<number>;
-  /** Fractional seconds between two DATETIME expressions. */
+  /** The exact seconds between two DATETIME expressions, in the stored form of decimalIn(…, 3). */
   secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number>;
+  /**
+   * An exact decimal (money: scale 2; seconds: scale 3) as bound for a column of that scale:
+   * the decimal string itself on the MySQL family (DECIMAL columns), an integer number of
+   * hundredths or thousandths on SQLite (which has no exact decimal type, only floats).
+   * Sums and differences of stored values stay in the stored form.
+   */
+  decimalIn(value: string | number | null, scale: DecimalScale): string | number | null;
+  /**
+   * A stored exact decimal (or a sum of them) read back as its decimal string (`"12.30"`), as
+   * the MySQL family's driver returns DECIMAL values. Apply it where a value leaves SQL, never
+   * before an ORDER BY or a comparison (on SQLite the string orders as text).
+   */
+  decimalText(value: Expression<unknown>, scale: DecimalScale): RawBuilder<string>;
   /**
    * The 0-based index of the bucket holding `value` among buckets starting at the ascending
    * `starts` (the last start ≤ value); rows must not lie before the first start.
@@ -117,6 +147,9 @@ export interface SqlDialect {
 }
 
 export type ReplicationPosition = ReadonlyMap<string, number>;
+
+/** Digits after the point of an exact decimal column: money 2, seconds 3. */
+export type DecimalScale = 2 | 3;
 
 /** Whether a replica at `replica` has applied everything the primary had at `primary`. */
 export function positionCovers(replica: ReplicationPosition, primary: ReplicationPosition): boolean {
@@ -151,6 +184,7 @@ const TIME_BUDGET_ERRNOS = [1969, 3024];
 
 class MysqlFamilyDialect implements SqlDialect {
   readonly builder = compileOnlyBuilder('mysql');
+  readonly writeIsolation = 'READ COMMITTED' as const;
   readonly exactCollation: string;
 
   constructor(readonly name: 'mariadb' | 'mysql') {
@@ -164,6 +198,12 @@ class MysqlFamilyDialect implements SqlDialect {
 
   replaceInto(table: string, columns: readonly string[]): string {
     return `REPLACE INTO ${table} (${columns.join(',')})`;
+  }
+
+  rowList(rows: number, width: number): string {
+    return `(${Array(rows)
+      .fill(placeholders(Array(width).fill('?')))
+      .join(', ')})`;
   }
 
   upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string {
@@ -229,6 +269,14 @@ class MysqlFamilyDialect implements SqlDialect {
 
   secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number> {
     return sql<number>`(TIMESTAMPDIFF(MICROSECOND, ${from}, ${to}) / 1000000)`;
+  }
+
+  decimalIn(value: string | number | null): string | number | null {
+    return value;
+  }
+
+  decimalText(value: Expression<unknown>): RawBuilder<string> {
+    return sql<string>`${value}`;
   }
 
   bucketIndex(value: Expression<unknown>, starts: readonly number[]): RawBuilder<number> {

@@ -99,10 +99,14 @@ export function isRefusedRowError(error: unknown): boolean {
   const e = error as {
     errno?: number;
     sqlState?: string;
-    driverError?: { errno?: number; sqlState?: string };
+    code?: string;
+    driverError?: { errno?: number; sqlState?: string; code?: string };
   };
   const errno = e?.driverError?.errno ?? e?.errno;
   const state = e?.driverError?.sqlState ?? e?.sqlState ?? '';
+  // better-sqlite3 (the embedded engine) names the failure instead: SQLITE_CONSTRAINT_CHECK…
+  const code = e?.driverError?.code ?? e?.code;
+  if (typeof code === 'string' && /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG)/.test(code)) return true;
   return /^2[23]/.test(state) || (errno !== undefined && ROW_ERRNOS.has(errno));
 }
 

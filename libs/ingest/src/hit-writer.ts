@@ -168,11 +168,11 @@ export async function writeHitBatch(
       h.country,
       h.device,
       h.browser,
-      h.timeOnPageSeconds,
+      dialect.decimalIn(h.timeOnPageSeconds, 3),
       h.scrollDepth,
       h.name,
       h.orderId,
-      h.revenue,
+      dialect.decimalIn(h.revenue, 2),
       h.currency,
     ]),
     false,
@@ -187,9 +187,18 @@ export async function writeHitBatch(
     for (const h of purchases) {
       if (known.has(h.orderId!)) continue;
       known.add(h.orderId!);
-      orderRows.push([siteId, h.orderId, h.id, h.ts, h.sessionId, h.visitorId, h.revenue, h.currency]);
+      const revenue = dialect.decimalIn(h.revenue, 2);
+      orderRows.push([siteId, h.orderId, h.id, h.ts, h.sessionId, h.visitorId, revenue, h.currency]);
       h.items.forEach((item, i) =>
-        itemRows.push([siteId, h.orderId, i + 1, item.sku, item.name, item.quantity, item.price]),
+        itemRows.push([
+          siteId,
+          h.orderId,
+          i + 1,
+          item.sku,
+          item.name,
+          item.quantity,
+          dialect.decimalIn(item.price, 2),
+        ]),
       );
     }
   }

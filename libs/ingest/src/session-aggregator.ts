@@ -1,4 +1,4 @@
-import { bumpDataVersions, Sql } from '@app/db';
+import { bumpDataVersions, Sql, SqlDialect } from '@app/db';
 import {
   attributeOrMissing,
   HITS_BY_SESSION,
@@ -66,11 +66,11 @@ const ATTRIBUTE_ROLLUP_KEYS = ['site_id', 'bucket', 'attributes_hash', ...ROLLUP
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest();
 
 /** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
-const sessionSums = (r: Omit<RollupDelta, 'dimension' | 'value'>) => [
+const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'value'>) => [
   r.sessions,
   r.bounces,
   r.sessionPageviews,
-  fromMillis(r.durationMillis),
+  d.decimalIn(fromMillis(r.durationMillis), 3),
 ];
 
 /**
@@ -106,7 +106,7 @@ export class SessionAggregator {
     for (;;) {
       if (this.stopRequested) break;
       const done = await withDeadlockRetry(() =>
-        this.ds.transaction('READ COMMITTED', (em) => this.aggregateChunk(em, chunkSize)),
+        this.ds.transaction(this.sql.dialect.writeIsolation, (em) => this.aggregateChunk(em, chunkSize)),
       );
       if (done.sessions === 0) break;
       // After the commit (see HitImporter): reports cached under the new version see this chunk.
@@ -174,7 +174,8 @@ export class SessionAggregator {
     sessionIds: string[],
   ): Promise<Array<RolledUpSession & { visitor_id: string }>> {
     return em.query(
-      `SELECT visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, duration_seconds
+      `SELECT visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews,
+         ${this.sql.dialect.decimalText(sql.ref('duration_seconds'), 3).compile(this.sql.dialect.builder).sql} AS duration_seconds
        FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
       [siteId, ...sessionIds],
     );
@@ -191,7 +192,7 @@ export class SessionAggregator {
       sums: ROLLUP_SUMS,
       identity: ['dimension', 'bucket', 'value'],
       keyValues: (r) => [r.dimension, r.bucket, r.value],
-      sumValues: sessionSums,
+      sumValues: sessionSums(this.sql.dialect),
     });
   }
 
@@ -223,7 +224,7 @@ export class SessionAggregator {
         md5(attributeKey(ROLLUP_DIMENSIONS.map((dim) => r[dim]))),
         ...ROLLUP_DIMENSIONS.map((dim) => r[dim]),
       ],
-      sumValues: sessionSums,
+      sumValues: sessionSums(this.sql.dialect),
     });
   }
 
@@ -249,18 +250,15 @@ export class SessionAggregator {
     for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
       const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
       await em.query(
-        d.upsertAdd(rollup.table, rollup.keys, rollup.sums, part.length),
+        d.upsertAdd(rollup.table, rollup.keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
         part.flatMap((r) => [siteId, ...rollup.keyValues(r), ...rollup.sumValues(r)]),
       );
     }
     const emptied = deltas.filter((r) => r.sessions < 0);
-    const tuple = `(${rollup.identity.map(() => '?').join(', ')})`;
     for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
       const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
       await em.query(
-        `DELETE FROM ${rollup.table} WHERE site_id = ? AND sessions = 0 AND (${rollup.identity.join(', ')}) IN (${part
-          .map(() => tuple)
-          .join(', ')})`,
+        `DELETE FROM ${rollup.table} WHERE site_id = ? AND sessions = 0 AND (${rollup.identity.join(', ')}) IN ${d.rowList(part.length, rollup.identity.length)}`,
         [siteId, ...part.flatMap((r) => rollup.keyValues(r).slice(0, rollup.identity.length))],
       );
     }

@@ -11,6 +11,7 @@ import {
   SessionMetric,
   sessionMetrics,
   sessionRollupMetrics,
+  metricOut,
 } from './sql/metrics';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
@@ -31,7 +32,7 @@ export const sharedStatements = {
         const r = sessionRollupMetrics('a');
         return d.builder
           .selectFrom('session_attribute_rollups as a')
-          .select(metrics.map((name) => r[name as keyof typeof r].as(name)))
+          .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
           .where(where.sessionAttributeRollups(query, 'a'))
           .compile();
       };
@@ -42,7 +43,7 @@ export const sharedStatements = {
         // Each session has exactly one value of each attribute: one attribute's rows add up to them all.
         return d.builder
           .selectFrom('session_rollups as r')
-          .select(metrics.map((name) => r[name as keyof typeof r].as(name)))
+          .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
           .where(where.sessionRollups(query, table.rollupDimension ?? 'channel', 'r'))
           .compile();
       };
@@ -51,7 +52,7 @@ export const sharedStatements = {
       const m = sessionMetrics('s');
       return d.builder
         .selectFrom('sessions as s')
-        .select(metrics.map((name) => m[name].as(name)))
+        .select(metrics.map((name) => metricOut(d, name, m[name]).as(name)))
         .where(where.sessions(query, 's'))
         .compile();
     };
@@ -75,7 +76,7 @@ export const sharedStatements = {
         const r = pageviewRollupMetrics('r');
         return d.builder
           .selectFrom('hit_rollups as r')
-          .select(metrics.map((name) => r[name].as(name)))
+          .select(metrics.map((name) => metricOut(d, name, r[name]).as(name)))
           .where(where.hitRollups(query, 'r'))
           .compile();
       };
@@ -84,7 +85,7 @@ export const sharedStatements = {
       const m = pageviewMetrics('h');
       return d.builder
         .selectFrom('hits as h')
-        .select(metrics.map((name) => m[name].as(name)))
+        .select(metrics.map((name) => metricOut(d, name, m[name]).as(name)))
         .where(where.hits(query, 'h', 'pageview'))
         .compile();
     };

@@ -17,6 +17,7 @@ import {
   toCents,
   centsToNumber,
   where,
+  metricOut,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { RawBuilder, SelectQueryBuilder, sql, SqlBool } from 'kysely';
@@ -214,7 +215,13 @@ export const breakdownStatements = {
         .as('t');
       return d.builder
         .selectFrom(rows)
-        .select(['t.is_other', 't.series', 't.b', sql`SUM(t.num)`.as('num'), sql`SUM(t.den)`.as('den')])
+        .select([
+          't.is_other',
+          't.series',
+          't.b',
+          metricOut(d, request.metric, sql`SUM(t.num)`).as('num'),
+          sql`SUM(t.den)`.as('den'),
+        ])
         .groupBy(['t.is_other', 't.series', 't.b'])
         .compile();
     };

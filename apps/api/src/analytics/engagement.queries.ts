@@ -11,6 +11,7 @@ import {
   StatsQuery,
   StatsRepository,
   where,
+  metricOut,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { sql, SqlBool } from 'kysely';
@@ -45,7 +46,7 @@ export const engagementStatements = {
         return d.builder
           .selectFrom('hit_rollups as r')
           .select([
-            r.timeOnPageSum.as('tsum'),
+            metricOut(d, 'timeOnPageSum', r.timeOnPageSum).as('tsum'),
             r.timedPageviews.as('timed'),
             ...scrollDepthRollupCounts('r').map((count, i) => count.as(`b${i}`)),
           ])
@@ -58,7 +59,7 @@ export const engagementStatements = {
       return d.builder
         .selectFrom('hits as h')
         .select([
-          m.timeOnPageSum.as('tsum'),
+          metricOut(d, 'timeOnPageSum', m.timeOnPageSum).as('tsum'),
           m.timedPageviews.as('timed'),
           ...scrollDepthCounts('h').map((count, i) => count.as(`b${i}`)),
         ])

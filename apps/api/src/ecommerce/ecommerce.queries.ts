@@ -9,6 +9,7 @@ import {
   sessionPurchased,
   StatsQuery,
   where,
+  metricOut,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { sql } from 'kysely';
@@ -53,7 +54,7 @@ export const ecommerceStatements = {
         .selectFrom('orders as o')
         .select([
           m.orders.as('orders'),
-          m.revenue.as('revenue'),
+          metricOut(d, 'revenue', m.revenue).as('revenue'),
           sql<Count>`COALESCE(SUM((SELECT ${itemMetrics('i').quantity} FROM order_items i WHERE i.site_id = o.site_id AND i.order_id = o.order_id)), 0)`.as(
             'items_sold',
           ),
@@ -116,7 +117,13 @@ export const ecommerceStatements = {
       return d.builder
         .selectFrom(totals)
         .innerJoin(firstNames, (j) => j.onRef('f.sku', '=', 't.sku').on('f.rn', '=', 1))
-        .select(['t.sku', 'f.name', 't.quantity', 't.revenue', 't.orders'])
+        .select([
+          't.sku',
+          'f.name',
+          't.quantity',
+          metricOut(d, 'revenue', sql.ref('t.revenue')).as('revenue'),
+          't.orders',
+        ])
         .orderBy('t.revenue', 'desc')
         .orderBy('t.sku', 'asc')
         .compile();
@@ -132,7 +139,7 @@ export const ecommerceStatements = {
         .selectFrom('orders as o')
         .select([
           localDateSql(d, sql.ref('o.ts'), query.range).as('day'),
-          m.revenue.as('revenue'),
+          metricOut(d, 'revenue', m.revenue).as('revenue'),
           m.orders.as('orders'),
         ])
         .where(where.orders(query, 'o'))

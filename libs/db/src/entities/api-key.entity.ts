@@ -16,7 +16,7 @@ export class ApiKey {
   prefix!: string;
 
   /** SHA-256 of the whole key, hex. The key itself is never stored. */
-  @Column({ name: 'key_hash', type: 'char', length: 64 })
+  @Column({ name: 'key_hash', type: 'varchar', length: 64 })
   keyHash!: string;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })

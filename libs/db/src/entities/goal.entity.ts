@@ -14,7 +14,7 @@ export class Goal {
   @Column({ type: 'varchar', length: 255 })
   name!: string;
 
-  @Column({ type: 'enum', enum: GOAL_TYPES })
+  @Column({ type: 'simple-enum', enum: GOAL_TYPES })
   type!: GoalType;
 
   /** An event name, or a path pattern (a trailing `*` matches a prefix). */

@@ -17,10 +17,10 @@ export class Site {
   @Column({ type: 'varchar', length: 64 })
   timezone!: string;
 
-  @Column({ type: 'char', length: 3 })
+  @Column({ type: 'varchar', length: 3 })
   currency!: string;
 
-  @Column({ name: 'tracking_mode', type: 'enum', enum: TRACKING_MODES })
+  @Column({ name: 'tracking_mode', type: 'simple-enum', enum: TRACKING_MODES })
   trackingMode!: TrackingMode;
 
   @Column({ name: 'created_at', type: 'datetime', precision: 3 })

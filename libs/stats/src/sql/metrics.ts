@@ -1,3 +1,4 @@
+import type { DecimalScale, SqlDialect } from '@app/db/dialect';
 import { RawBuilder, sql } from 'kysely';
 import { col } from './col';
 
@@ -86,3 +87,19 @@ export const itemMetrics = (i = 'i') => ({
   revenue: sql<string>`SUM(${col(i, 'quantity')} * ${col(i, 'price')})`,
   orders: sql<number | string>`COUNT(DISTINCT ${col(i, 'order_id')})`,
 });
+
+/** The metrics that are exact decimals (SPEC §1 money and seconds), with their scale. */
+const DECIMAL_METRICS: Partial<Record<string, DecimalScale>> = {
+  durationSeconds: 3,
+  timeOnPageSum: 3,
+  revenue: 2,
+};
+
+/**
+ * A metric's aggregate as a report reads it: exact decimals as their decimal string
+ * (SqlDialect.decimalText), everything else as it is. Only where the value leaves SQL.
+ */
+export function metricOut(d: SqlDialect, name: string, aggregate: Aggregate): Aggregate {
+  const scale = DECIMAL_METRICS[name];
+  return scale === undefined ? aggregate : d.decimalText(aggregate, scale);
+}

@@ -1,0 +1,171 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { CompiledQuery, sql } from 'kysely';
+import { tableWithIndexMarker } from '../dialect';
+import { embeddedSqliteDriver } from './embedded-driver';
+import { scaledInteger, sqliteDialect as sut } from './sqlite-dialect';
+
+const Database = embeddedSqliteDriver();
+
+describe('sqliteDialect', () => {
+  let db: BetterSqlite3.Database;
+  const one = <T>(expression: ReturnType<typeof sql>, params: unknown[] = []): T => {
+    const compiled = sql`SELECT ${expression} AS v`.compile(sut.builder);
+    return (db.prepare(compiled.sql).get(...compiled.parameters, ...params) as { v: T }).v;
+  };
+  const at = (text: string) => sql.lit(text);
+
+  beforeEach(() => {
+    db = new Database(':memory:');
+    db.exec(`CREATE TABLE t (k TEXT NOT NULL, j TEXT NOT NULL, n INTEGER NOT NULL, note TEXT, PRIMARY KEY (k, j)) WITHOUT ROWID;
+             CREATE TABLE c (id INTEGER PRIMARY KEY, version INTEGER NOT NULL, changed_at DATETIME NOT NULL);`);
+  });
+
+  afterEach(() => db.close());
+
+  describe('datetimes stored as UTC text', () => {
+    it('floors to the 15-minute UTC bucket in the stored form', () => {
+      const floor = (text: string) =>
+        (db.prepare(`SELECT ${sut.floorToQuarterHour('?')} AS v`).get(text) as { v: string }).v;
+      expect(floor('2026-03-29 01:59:59.999')).toBe('2026-03-29 01:45:00.000');
+      expect(floor('2026-03-29 02:00:00.000')).toBe('2026-03-29 02:00:00.000');
+    });
+
+    it('moves a datetime by whole seconds, keeping its milliseconds, across a day', () => {
+      expect(one(sut.addSeconds(at('2026-01-01 00:00:00.500'), sql.lit(-3600)))).toBe(
+        '2025-12-31 23:00:00.500',
+      );
+      expect(one(sut.addSeconds(at('2026-01-01 23:30:00.000'), sql.lit(5 * 3600 + 45 * 60)))).toBe(
+        '2026-01-02 05:15:00.000',
+      );
+    });
+
+    it('gives the calendar date and the epoch seconds, truncating milliseconds', () => {
+      expect(one(sut.dateOf(at('2026-07-04 23:59:59.999')))).toBe('2026-07-04');
+      expect(one(sut.epochSeconds(at('1970-01-02 00:00:01.999')))).toBe(86401);
+    });
+
+    it('counts the exact milliseconds between two datetimes, the stored form of seconds', () => {
+      expect(one(sut.secondsBetween(at('2026-01-01 23:59:59.900'), at('2026-01-02 00:00:01.150')))).toBe(
+        1250,
+      );
+      expect(one(sut.secondsBetween(at('2026-01-01 10:00:00.000'), at('2026-01-01 10:00:00.000')))).toBe(0);
+    });
+
+    it('binds a Date as the stored text and reads a DATETIME column back as that Date', () => {
+      const instant = new Date('2026-02-03T04:05:06.789Z');
+      db.prepare('INSERT INTO c (id, version, changed_at) VALUES (1, 1, ?)').run(instant);
+      expect(db.prepare('SELECT changed_at AS raw FROM c').raw().get()).toEqual(['2026-02-03 04:05:06.789']);
+      expect(db.prepare('SELECT changed_at FROM c WHERE changed_at = ?').get(instant)).toEqual({
+        changed_at: instant,
+      });
+    });
+
+    it('finds the bucket of a value among ascending starts, first and last included', () => {
+      const starts = [0, 3600, 7200, 10800, 14400].map((s) => 1_767_225_600 + s);
+      const bucketOf = (text: string) => one<number>(sut.bucketIndex(at(text), starts));
+      expect(bucketOf('2026-01-01 00:00:00.000')).toBe(0);
+      expect(bucketOf('2026-01-01 00:59:59.999')).toBe(0);
+      expect(bucketOf('2026-01-01 01:00:00.000')).toBe(1);
+      expect(bucketOf('2026-01-01 03:30:00.000')).toBe(3);
+      expect(bucketOf('2026-01-01 23:00:00.000')).toBe(4);
+    });
+  });
+
+  describe('exact decimals stored as integers', () => {
+    it('stores money in cents and seconds in milliseconds without a float', () => {
+      expect(sut.decimalIn('12.3', 2)).toBe(1230);
+      expect(sut.decimalIn('0.07', 2)).toBe(7);
+      expect(sut.decimalIn('19.99', 2)).toBe(1999);
+      expect(sut.decimalIn(7.125, 3)).toBe(7125);
+      expect(sut.decimalIn(0.1 + 0.2, 3)).toBe(300);
+      expect(sut.decimalIn(null, 2)).toBeNull();
+    });
+
+    it('refuses what it cannot store exactly', () => {
+      expect(() => scaledInteger('1.234', 2)).toThrow(/more than 2 decimals/);
+      expect(() => scaledInteger('abc', 2)).toThrow(/not an exact decimal/);
+      expect(() => scaledInteger('99999999999999999', 2)).toThrow(/too large/);
+      expect(scaledInteger('1.230', 2)).toBe(123);
+    });
+
+    it('reads stored integers back as the decimal strings the MySQL family returns', () => {
+      expect(one(sut.decimalText(sql.lit(1230), 2))).toBe('12.30');
+      expect(one(sut.decimalText(sql.lit(0), 2))).toBe('0.00');
+      expect(one(sut.decimalText(sql.lit(5), 2))).toBe('0.05');
+      expect(one(sut.decimalText(sql.lit(-5), 2))).toBe('-0.05');
+      expect(one(sut.decimalText(sql.lit(7125), 3))).toBe('7.125');
+      expect(one(sut.decimalText(sql.lit(90_071_992_547_409), 2))).toBe('900719925474.09');
+    });
+  });
+
+  describe('writes', () => {
+    const rows = () => db.prepare('SELECT k, j, n, note FROM t ORDER BY k, j').all();
+
+    it('adds to the row with the same unique key, leaving the columns stored beside it', () => {
+      const upsert = sut.upsertAdd('t', ['k', 'j', 'note'], ['n'], 2, ['k', 'j']);
+      db.prepare(upsert).run('a', 'x', 'first', 2, 'b', 'x', 'first', 3);
+      db.prepare(upsert).run('a', 'x', 'second', -1, 'c', 'y', 'second', 1);
+      expect(rows()).toEqual([
+        { k: 'a', j: 'x', n: 1, note: 'first' },
+        { k: 'b', j: 'x', n: 3, note: 'first' },
+        { k: 'c', j: 'y', n: 1, note: 'second' },
+      ]);
+    });
+
+    it('adds the rows of a SELECT, grouped or not', () => {
+      const upsert = sut.upsertAddSelect(
+        't',
+        ['k', 'j'],
+        ['n'],
+        "SELECT 'a', 'x', 5 UNION ALL SELECT 'b', 'x', 1",
+      );
+      db.prepare(upsert).run();
+      db.prepare(upsert).run();
+      expect(rows()).toEqual([
+        { k: 'a', j: 'x', n: 10, note: null },
+        { k: 'b', j: 'x', n: 2, note: null },
+      ]);
+    });
+
+    it('counts with upsertIncrement and skips existing keys with insertIgnore', () => {
+      const increment = sut.upsertIncrement('c', ['id', 'version', 'changed_at'], 'version', 1);
+      db.prepare(increment).run(7, new Date(0));
+      db.prepare(increment).run(7, new Date(1000));
+      expect(db.prepare('SELECT id, version, changed_at FROM c').get()).toEqual({
+        id: 7,
+        version: 2,
+        changed_at: new Date(1000),
+      });
+      db.prepare(sut.insertIgnore('t', ['k', 'j', 'n'], 2)).run('a', 'x', 1, 'a', 'x', 9);
+      expect(rows()).toEqual([{ k: 'a', j: 'x', n: 1, note: null }]);
+    });
+
+    it('deletes rows listed as row values', () => {
+      db.prepare(sut.insertIgnore('t', ['k', 'j', 'n'], 3)).run('a', 'x', 1, 'a', 'y', 2, 'b', 'x', 3);
+      db.prepare(`DELETE FROM t WHERE (k, j) IN ${sut.rowList(2, 2)}`).run('a', 'y', 'b', 'x');
+      expect(rows()).toEqual([{ k: 'a', j: 'x', n: 1, note: null }]);
+    });
+  });
+
+  describe('statement shapes', () => {
+    it('drops index-hint markers: SQLite plans these lookups without them', () => {
+      const marked = `SELECT 1 FROM ${tableWithIndexMarker('t', 'x', 'ix_t_k')} WHERE x.k = ?`;
+      expect(sut.renderIndexHints(CompiledQuery.raw(marked, ['a'])).sql).toBe(
+        'SELECT 1 FROM t x WHERE x.k = ?',
+      );
+      expect(sut.tableWithIndex('t', 'x', 'ix_t_k')).toBe('t x');
+    });
+
+    it('keeps a derived table from being flattened with a LIMIT that limits nothing', () => {
+      const compiled = sql`SELECT * FROM (${sut.materialized(sql`SELECT k FROM t`)}) d`.compile(sut.builder);
+      expect(compiled.sql).toBe('SELECT * FROM (SELECT k FROM t LIMIT -1) d');
+      db.prepare(sut.insertIgnore('t', ['k', 'j', 'n'], 2)).run('a', 'x', 1, 'b', 'x', 1);
+      expect(db.prepare(compiled.sql).all()).toHaveLength(2);
+    });
+
+    it('has no server statement to cancel and no replicas', () => {
+      expect(() => sut.cancelStatement).toThrow(/no server/);
+      expect(() => sut.replicationPosition('primary')).toThrow(/no replicas/);
+    });
+  });
+});
