@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { AppConfig, ConfigError, loadConfig } from '@app/config';
-import { PrivilegedDatabaseUserError } from '@app/db';
+import { EmbeddedEngineUnavailableError, loadBetterSqlite3, PrivilegedDatabaseUserError } from '@app/db';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
@@ -19,9 +19,10 @@ function listeningUrl(server: Server): string {
 
 async function bootstrap(): Promise<void> {
   try {
-    loadConfig();
+    // The embedded engine's package is optional: without it, one line instead of a stack.
+    if (loadConfig().embedded) loadBetterSqlite3();
   } catch (e) {
-    if (e instanceof ConfigError) {
+    if (e instanceof ConfigError || e instanceof EmbeddedEngineUnavailableError) {
       process.stderr.write(`${e.message}\n`);
       process.exit(1);
     }

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '@app/config';
+import { EmbeddedEngineUnavailableError, embeddedEngineLine, loadBetterSqlite3 } from '@app/db';
 import { CommandFactory } from 'nest-commander';
 import { CliModule, CliProgram } from './cli.module';
 import { CliError, Output } from './output';
@@ -21,15 +22,19 @@ async function main(): Promise<void> {
   };
   const args = process.argv.slice(2);
   const wantsHelp = args.length === 0 || args.includes('--help') || args.includes('-h') || args[0] === 'help';
-  if (wantsHelp && !process.env.DATABASE_URL && !process.env.DB_NAME) {
+  if (wantsHelp && !process.env.DATABASE_URL && !process.env.DB_NAME && !process.env.SQLITE_PATH) {
     // Help needs no database, but the modules that declare the commands read the settings:
     // give them a placeholder that nothing connects to.
     process.env.DATABASE_URL = 'mysql://help@127.0.0.1:3306/help';
   }
   try {
-    loadConfig();
+    const config = loadConfig();
+    if (config.embedded && !wantsHelp) {
+      loadBetterSqlite3();
+      process.stderr.write(`${embeddedEngineLine(config.embedded.path)}\n`);
+    }
   } catch (e) {
-    if (e instanceof ConfigError) return fail(e);
+    if (e instanceof ConfigError || e instanceof EmbeddedEngineUnavailableError) return fail(e);
     throw e;
   }
 

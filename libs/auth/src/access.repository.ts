@@ -1,5 +1,5 @@
-import { ApiKey, Membership, Site } from '@app/db';
-import { Injectable } from '@nestjs/common';
+import { ApiKey, EmbeddedKeyUse, Membership, Site } from '@app/db';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { IsNull, LessThan, Repository } from 'typeorm';
 
@@ -10,6 +10,7 @@ export class AccessRepository {
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     @InjectRepository(Site) private readonly sites: Repository<Site>,
     @InjectRepository(Membership) private readonly memberships: Repository<Membership>,
+    @Optional() @Inject(EmbeddedKeyUse) private readonly embeddedKeyUse?: EmbeddedKeyUse | null,
   ) {}
 
   findKeyByHash(keyHash: string): Promise<ApiKey | null> {
@@ -18,6 +19,8 @@ export class AccessRepository {
 
   /** Writes last_used_at unless a newer write already happened (another process may race). */
   async touchKey(id: number, now: Date, notBefore: Date): Promise<void> {
+    // The embedded engine's API connection is read-only: this one write has its own handle.
+    if (this.embeddedKeyUse) return this.embeddedKeyUse.record(id, now, notBefore);
     await this.keys.update(
       [
         { id, lastUsedAt: IsNull() },

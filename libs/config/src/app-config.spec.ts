@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { ConfigError, loadConfig } from './app-config';
 
 describe(loadConfig.name, () => {
@@ -34,8 +35,18 @@ describe(loadConfig.name, () => {
     });
   });
 
+  it('selects the embedded SQLite engine at SQLITE_PATH when no server is named', () => {
+    const config = loadConfig({ SQLITE_PATH: 'data/x.sqlite' });
+    expect(config.engine).toBe('sqlite');
+    expect(config.embedded).toEqual({ path: path.resolve('data/x.sqlite') });
+    expect(loadConfig({ SQLITE_PATH: 'data/x.sqlite', DATABASE_URL: 'mysql://h/db' }).engine).toBe('mysql');
+    expect(loadConfig({ SQLITE_PATH: 'data/x.sqlite', DB_NAME: 'stats' }).embedded).toBeUndefined();
+  });
+
   it.each([
     [{}, 'DATABASE_URL'],
+    [{ SQLITE_PATH: 'x.sqlite', API_DATABASE_URL: 'mysql://ro@h/db' }, 'API_DATABASE_URL'],
+    [{ SQLITE_PATH: 'x.sqlite', API_DATABASE_REPLICA_URLS: 'mysql://ro@r/db' }, 'API_DATABASE_REPLICA_URLS'],
     [{ DATABASE_URL: 'postgres://x/y' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'mysql://h/db', PORT: 'eighty' }, 'PORT'],
     [{ DATABASE_URL: 'mysql://h/db', PORT: '70000' }, 'PORT'],

@@ -1,4 +1,5 @@
 import { plainToInstance, Transform } from 'class-transformer';
+import path from 'node:path';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, validateSync } from 'class-validator';
 
 export class ConfigError extends Error {
@@ -53,6 +54,8 @@ class Environment {
   @IsOptional() @IsString() DB_USER?: string;
   @IsOptional() @IsString() DB_PASSWORD?: string;
   @IsOptional() @Matches(/^[A-Za-z0-9_$-]+$/, { message: 'must be a plain database name' }) DB_NAME?: string;
+  /** The embedded SQLite engine's file, used when neither DATABASE_URL nor DB_NAME is set. */
+  @IsOptional() @IsString() SQLITE_PATH?: string;
 
   @IsOptional() @Transform(toInt) @IsInt({ message: 'must be an integer' }) @Min(0) @Max(65535) PORT?: number;
   @IsOptional() @IsString() HOST?: string;
@@ -198,6 +201,12 @@ export interface DatabaseLocation {
   database: string;
 }
 
+/** The embedded engine: one SQLite file, no server (issue #15). */
+export interface EmbeddedDatabase {
+  /** Absolute path of the SQLite file. */
+  path: string;
+}
+
 export interface Limits {
   rateLimitPerMinute: number;
   queryTimeoutMs: number;
@@ -283,7 +292,16 @@ export class AppConfig {
     readonly reportCache: ReportCacheSettings = DEFAULT_REPORT_CACHE,
     /** Read replicas of the API's database. */
     readonly replicas: ReplicaSettings = DEFAULT_REPLICAS,
+    /**
+     * Set: the embedded SQLite engine, and `database`/`apiDatabase` only name its file (their
+     * `database`); unset: the MySQL-family server of `database`.
+     */
+    readonly embedded: EmbeddedDatabase | undefined = undefined,
   ) {}
+
+  get engine(): 'mysql' | 'sqlite' {
+    return this.embedded ? 'sqlite' : 'mysql';
+  }
 }
 
 export interface ReportCacheSettings {
@@ -349,6 +367,7 @@ function limitsFrom(parsed: Environment): Limits {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const parsed = parseEnvironment(env);
   let database: DatabaseLocation;
+  let embedded: EmbeddedDatabase | undefined;
   if (parsed.DATABASE_URL) {
     database = parseDatabaseUrl(parsed.DATABASE_URL);
   } else if (parsed.DB_NAME) {
@@ -359,12 +378,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       password: parsed.DB_PASSWORD ?? '',
       database: parsed.DB_NAME,
     };
+  } else if (parsed.SQLITE_PATH) {
+    embedded = { path: path.resolve(parsed.SQLITE_PATH) };
+    database = { host: 'localhost', port: 0, user: '', password: '', database: embedded.path };
   } else {
     throw new ConfigError(
       'DATABASE_URL',
-      'is required (for example mysql://root@127.0.0.1:3306/stats), or set DB_NAME with DB_HOST/DB_PORT/DB_USER/DB_PASSWORD',
+      'is required (for example mysql://root@127.0.0.1:3306/stats), or set DB_NAME with DB_HOST/DB_PORT/DB_USER/DB_PASSWORD, or SQLITE_PATH for the embedded SQLite engine',
     );
   }
+  if (embedded && (parsed.API_DATABASE_URL || parsed.API_DATABASE_REPLICA_URLS))
+    throw new ConfigError(
+      parsed.API_DATABASE_URL ? 'API_DATABASE_URL' : 'API_DATABASE_REPLICA_URLS',
+      'needs a MySQL-family DATABASE_URL (the embedded SQLite engine has no server, accounts or replicas)',
+    );
   const apiDatabase = parsed.API_DATABASE_URL ? parseDatabaseUrl(parsed.API_DATABASE_URL) : database;
 
   return new AppConfig(
@@ -414,6 +441,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         .map(parseDatabaseUrl),
       maxLagSeconds: parsed.REPLICA_MAX_LAG_SECONDS ?? DEFAULT_REPLICAS.maxLagSeconds,
     },
+    embedded,
   );
 }
 

@@ -1,8 +1,10 @@
-import type { DatabaseLocation } from '@app/config';
+import type { AppConfig, DatabaseLocation } from '@app/config';
 import type { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
 import { guardedMysqlDriver } from './guarded-mysql-driver';
 import { MIGRATIONS } from './migrations';
+import { SQLITE_MIGRATIONS } from './migrations-sqlite';
+import { embeddedSqliteDriver } from './sqlite/embedded-driver';
 import { ApiTypeOrmLogger } from './typeorm-logger';
 
 export interface PoolOptions {
@@ -74,4 +76,45 @@ export function dataSourceOptions(
     ...api,
     extra: { enableKeepAlive: true, ...(pool.api ? { queueLimit: pool.api.queueLimit } : {}) },
   };
+}
+
+/**
+ * The embedded engine's file (issue #15). The API opens it read-only (its "read-only
+ * account"); the CLI opens it for writing, in WAL mode so that the API keeps reading while
+ * `import` or `aggregate` writes. A writer waits up to 10 s for another one (`timeout`).
+ */
+export function embeddedDataSourceOptions(
+  file: string,
+  options: { readonly?: boolean } = {},
+): DataSourceOptions {
+  const readonly = options.readonly ?? false;
+  return {
+    type: 'better-sqlite3',
+    database: file,
+    driver: embeddedSqliteDriver(),
+    readonly,
+    fileMustExist: readonly,
+    enableWAL: !readonly,
+    timeout: 10_000,
+    entities: ENTITIES,
+    migrations: SQLITE_MIGRATIONS,
+    migrationsTableName: 'migrations',
+    synchronize: false,
+    migrationsRun: false,
+    logging: false,
+  };
+}
+
+/** The DataSource options of `role` for the configured engine. */
+export function configuredDataSourceOptions(
+  config: AppConfig,
+  role: 'api' | 'admin',
+  pool: PoolOptions = {},
+): DataSourceOptions {
+  if (config.embedded) return embeddedDataSourceOptions(config.embedded.path, { readonly: role === 'api' });
+  return dataSourceOptions(
+    role === 'api' ? config.apiDatabase : config.database,
+    pool,
+    role === 'api' ? config.replicas.locations : [],
+  );
 }

@@ -5,6 +5,7 @@ import { DataSource } from 'typeorm';
 import { PrivilegedDatabaseUserError, writePrivileges } from './least-privilege';
 import { describeDatabaseError } from './driver-errors';
 import { ServerProbe } from './server-probe';
+import { embeddedEngineLine } from './sqlite/embedded-driver';
 
 export interface DatabaseStatus {
   available: boolean;
@@ -29,7 +30,8 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
   private available = false;
   private changedAt = Date.now();
   private lastError: string | undefined;
-  private readonly probe: ServerProbe;
+  /** Unset with the embedded engine: no server to probe, and its connection is read-only. */
+  private readonly probe: ServerProbe | undefined;
   private running: Promise<boolean> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
@@ -40,7 +42,7 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     @InjectDataSource() private readonly ds: DataSource,
     private readonly config: AppConfig,
   ) {
-    this.probe = new ServerProbe(config.apiDatabase, config.dbConnectTimeoutMs);
+    this.probe = config.embedded ? undefined : new ServerProbe(config.apiDatabase, config.dbConnectTimeoutMs);
   }
 
   get isAvailable(): boolean {
@@ -57,6 +59,8 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
 
   /** Fails the boot (one clear error) when the database answers as a user that can write. */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.config.embedded)
+      this.logger.log(`${embeddedEngineLine(this.config.embedded.path)} (read-only for the API)`);
     await this.check();
     if (this.refusal) throw this.refusal;
     this.schedule();
@@ -66,7 +70,7 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     this.stopped = true;
     clearTimeout(this.timer);
     await this.running;
-    this.probe.close();
+    this.probe?.close();
   }
 
   /** One check now: connect if never connected, then ping. Concurrent callers share it. */
@@ -87,7 +91,7 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
     try {
       if (!this.ds.isInitialized) await this.ds.initialize();
       if (this.stopped) return this.available;
-      if (!this.leastPrivilegeChecked) await this.checkLeastPrivilege();
+      if (!this.leastPrivilegeChecked && !this.config.embedded) await this.checkLeastPrivilege();
       await this.ping();
       this.markAvailable();
     } catch (error) {
@@ -117,7 +121,8 @@ export class DatabaseMonitor implements OnApplicationBootstrap, OnApplicationShu
   }
 
   private async ping(): Promise<void> {
-    await this.probe.query('SELECT 1');
+    if (this.probe) await this.probe.query('SELECT 1');
+    else await this.ds.query('SELECT 1');
   }
 
   private markAvailable(): void {

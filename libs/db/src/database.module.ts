@@ -5,8 +5,10 @@ import { DataSource } from 'typeorm';
 import { ensureDatabase } from './admin';
 import { DatabaseMonitor } from './database-monitor';
 import { ReplicaSet } from './replica-set';
-import { dataSourceOptions } from './data-source-options';
-import { dialectForServerVersion, SqlDialect } from './dialect';
+import { configuredDataSourceOptions } from './data-source-options';
+import { SqlDialect } from './dialect';
+import { dialectOf } from './sqlite/dialect-of';
+import { EmbeddedKeyUse, EmbeddedReads } from './sqlite/embedded-reads';
 import { ENTITIES } from './entities';
 
 /** The SQL dialect of the connected server; read it only once connected. */
@@ -15,8 +17,7 @@ export class Sql {
   constructor(@InjectDataSource() private readonly ds: DataSource) {}
 
   get dialect(): SqlDialect {
-    // The driver reads the server version when it connects.
-    return dialectForServerVersion((this.ds.driver as { version?: string }).version ?? '');
+    return dialectOf(this.ds);
   }
 }
 
@@ -30,7 +31,7 @@ export class DatabaseConnector {
 
   async connect(options: { createDatabase?: boolean } = {}): Promise<DataSource> {
     if (this.ds.isInitialized) return this.ds;
-    if (options.createDatabase) await ensureDatabase(this.config.database);
+    if (options.createDatabase && !this.config.embedded) await ensureDatabase(this.config.database);
     return this.ds.initialize();
   }
 
@@ -59,33 +60,48 @@ export class DatabaseModule {
         TypeOrmModule.forRootAsync({
           inject: [AppConfig],
           useFactory: (config: AppConfig) => ({
-            ...dataSourceOptions(
-              role === 'api' ? config.apiDatabase : config.database,
-              {
-                poolSize: config.dbPoolSize,
-                connectTimeoutMs: config.dbConnectTimeoutMs,
-                api:
-                  role === 'api'
-                    ? {
-                        statementTimeoutMs: config.limits.queryTimeoutMs + 1000,
-                        queueLimit: config.dbReliability.queueLimit,
-                      }
-                    : undefined,
-              },
-              role === 'api' ? config.replicas.locations : [],
-            ),
+            ...configuredDataSourceOptions(config, role, {
+              poolSize: config.dbPoolSize,
+              connectTimeoutMs: config.dbConnectTimeoutMs,
+              api:
+                role === 'api'
+                  ? {
+                      statementTimeoutMs: config.limits.queryTimeoutMs + 1000,
+                      queueLimit: config.dbReliability.queueLimit,
+                    }
+                  : undefined,
+            }),
             manualInitialization: true,
             retryAttempts: 0,
           }),
         }),
         TypeOrmModule.forFeature(ENTITIES),
       ],
-      providers: [Sql, DatabaseConnector, ...(role === 'api' ? [DatabaseMonitor, ReplicaSet] : [])],
+      providers: [
+        Sql,
+        DatabaseConnector,
+        ...(role === 'api'
+          ? [
+              DatabaseMonitor,
+              ReplicaSet,
+              {
+                provide: EmbeddedReads,
+                inject: [AppConfig],
+                useFactory: (c: AppConfig) => EmbeddedReads.fromConfig(c),
+              },
+              {
+                provide: EmbeddedKeyUse,
+                inject: [AppConfig],
+                useFactory: (c: AppConfig) => EmbeddedKeyUse.fromConfig(c),
+              },
+            ]
+          : []),
+      ],
       exports: [
         TypeOrmModule,
         Sql,
         DatabaseConnector,
-        ...(role === 'api' ? [DatabaseMonitor, ReplicaSet] : []),
+        ...(role === 'api' ? [DatabaseMonitor, ReplicaSet, EmbeddedReads, EmbeddedKeyUse] : []),
       ],
     };
   }

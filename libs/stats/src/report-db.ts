@@ -1,6 +1,6 @@
 import { AppConfig } from '@app/config';
-import { currentReadPin, ReplicaSet, Sql, SqlDialect, withReadPin } from '@app/db';
-import { Injectable, Optional } from '@nestjs/common';
+import { currentReadPin, EmbeddedReads, ReplicaSet, Sql, SqlDialect, withReadPin } from '@app/db';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { CompiledQuery } from 'kysely';
 import { DataSource } from 'typeorm';
@@ -33,6 +33,7 @@ export class ReportDb {
     private readonly sql: Sql,
     private readonly config: AppConfig,
     @Optional() private readonly replicas?: ReplicaSet,
+    @Optional() @Inject(EmbeddedReads) private readonly embedded?: EmbeddedReads | null,
   ) {}
 
   get dialect(): SqlDialect {
@@ -72,6 +73,17 @@ export class ReportDb {
    */
   private async read<Row>(sql: string, params: unknown[], killable: boolean): Promise<Row[]> {
     const session = reportSessions.getStore();
+    if (this.embedded) {
+      const embedded = this.embedded;
+      const read = () => embedded.select<Row>(sql, params, this.config.limits.queryTimeoutMs);
+      if (!session) return read();
+      const release = await session.connectionPermit();
+      try {
+        return await session.onThread(undefined, read);
+      } finally {
+        release();
+      }
+    }
     const runner = this.ds.createQueryRunner('slave');
     if (!session) {
       try {

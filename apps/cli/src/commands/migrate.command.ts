@@ -30,11 +30,13 @@ export class MigrateCommand extends CommandRunner {
           names.length
             ? `applied ${names.length} migration(s): ${names.join(', ')}`
             : 'the schema is up to date',
-          grants
-            ? `API database user ${grants.user}@${grants.host}: SELECT on ${grants.select.join(', ')}; ` +
-              `UPDATE on ${grants.update.join(', ')}` +
-              (grants.revoked.length ? `; revoked ${grants.revoked.join(', ')}` : '')
-            : 'API_DATABASE_URL is not set to a user of its own: the API connects as the admin user',
+          this.config.embedded
+            ? 'embedded SQLite: the API opens the file read-only'
+            : grants
+              ? `API database user ${grants.user}@${grants.host}: SELECT on ${grants.select.join(', ')}; ` +
+                `UPDATE on ${grants.update.join(', ')}` +
+                (grants.revoked.length ? `; revoked ${grants.revoked.join(', ')}` : '')
+              : 'API_DATABASE_URL is not set to a user of its own: the API connects as the admin user',
         ].join('\n'),
       );
     } finally {
@@ -47,7 +49,7 @@ export class MigrateCommand extends CommandRunner {
   ): Promise<ApiAccountGrants | null> {
     const admin = this.config.database;
     const api = this.config.apiDatabase;
-    if (api === admin || api.user === admin.user) return null;
+    if (this.config.embedded || api === admin || api.user === admin.user) return null;
     if (api.database !== admin.database) {
       throw new CliError(
         `API_DATABASE_URL names database ${api.database}, DATABASE_URL ${admin.database}: they must be the same`,
