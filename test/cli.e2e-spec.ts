@@ -217,7 +217,7 @@ describe('operator CLI', () => {
     const user = await env.cli(['users:create', '--email', 'ways@test.example', '--json']);
     const args = ['keys:list', '--user', String(user.json!.id), '--json'];
     const run = promisify(execFile);
-    const options = { cwd: ROOT, env: { ...process.env, DATABASE_URL: env.url } };
+    const options = { cwd: ROOT, env: { ...process.env, ...env.databaseEnv() } };
     // The README documents `npm run -s cli -- …` and `node scripts/cli.js …` (and the bin, which is scripts/cli.js).
     const ways: Array<[string, string[]]> = [
       ['npm', ['run', '-s', 'cli', '--', ...args]],

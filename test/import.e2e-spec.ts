@@ -111,7 +111,9 @@ describe('import and aggregate (the real CLI)', () => {
       '--json',
     ]);
     expect(res.json).toMatchObject({ imported: 2, orders: 1 });
-    const [order] = await env.ds.query("SELECT revenue FROM orders WHERE order_id = 'order-dup'");
+    const [order] = await env.ds.query(
+      `SELECT ${env.decimalSql('revenue', 2)} AS revenue FROM orders WHERE order_id = 'order-dup'`,
+    );
     expect(order.revenue).toBe('20.00');
   });
 
@@ -124,7 +126,10 @@ describe('import and aggregate (the real CLI)', () => {
     ]);
     const agg1 = await env.cli(['aggregate', '--json']);
     expect(agg1.code).toBe(0);
-    const [before] = await env.ds.query('SELECT * FROM sessions WHERE session_id = ?', [s]);
+    const [before] = await env.ds.query(
+      `SELECT *, ${env.decimalSql('duration_seconds', 3)} AS duration_seconds FROM sessions WHERE session_id = ?`,
+      [s],
+    );
     expect(before).toMatchObject({
       hits: 1,
       pageviews: 1,
@@ -152,7 +157,10 @@ describe('import and aggregate (the real CLI)', () => {
     ]);
     const agg2 = await env.cli(['aggregate', '--json']);
     expect(agg2.json).toMatchObject({ sessions: 1 });
-    const [after] = await env.ds.query('SELECT * FROM sessions WHERE session_id = ?', [s]);
+    const [after] = await env.ds.query(
+      `SELECT *, ${env.decimalSql('duration_seconds', 3)} AS duration_seconds FROM sessions WHERE session_id = ?`,
+      [s],
+    );
     expect(after).toMatchObject({
       hits: 3,
       pageviews: 2,
@@ -195,7 +203,7 @@ describe('import and aggregate (the real CLI)', () => {
     const f = file('big.ndjson', ndjson(big));
     const base = await count('hits');
     const child = spawn(process.execPath, [CLI_ENTRY, 'import', f, '--json'], {
-      env: { ...process.env, DATABASE_URL: env.url },
+      env: { ...process.env, ...env.databaseEnv() },
       stdio: 'ignore',
     });
     const exited = new Promise((r) => child.on('exit', r));

@@ -6,9 +6,11 @@ import { pageview } from './support/hits';
 import { documentedRoutes } from './support/routes';
 import { PrivilegedDatabaseUserError } from '@app/db';
 import { spawn } from 'node:child_process';
-import { API_ENTRY, ensureApiBuilt, freePort, TestEnv, urlOf } from './support/test-env';
+import { API_ENTRY, ensureApiBuilt, freePort, describeOnServer, TestEnv, urlOf } from './support/test-env';
 
-describe("The API's database user is read-only by construction (migrate)", () => {
+// Database accounts and grants: the embedded engine has none (its API connection is opened
+// read-only: test/embedded.e2e-spec.ts).
+describeOnServer("The API's database user is read-only by construction (migrate)", () => {
   let env: TestEnv;
   let app: INestApplication;
   let apiDs: DataSource;

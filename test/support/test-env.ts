@@ -3,19 +3,26 @@ import { generateApiKey } from '@app/auth';
 import { AppConfig, DatabaseLocation, loadConfig } from '@app/config';
 import {
   dataSourceOptions,
-  dialectForServerVersion,
+  dialectOf,
   dropDatabase,
+  embeddedDataSourceOptions,
+  embeddedEngineLine,
   ensureDatabase,
+  DecimalScale,
   provisionApiAccount,
   Sql,
+  SqlDialect,
 } from '@app/db';
 import { HitImporter, ImportSummary, SessionAggregator } from '@app/ingest';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { sql } from 'kysely';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../apps/api/src/app.module';
 import { configureApp } from '../../apps/api/src/configure-app';
@@ -54,6 +61,24 @@ export interface CliResult {
 let counter = 0;
 
 /**
+ * The engine the e2e suites run on: `TEST_ENGINE=sqlite` gives each suite an embedded SQLite
+ * file of its own instead of a MariaDB database (npm test runs the suites on both).
+ */
+export const TEST_ENGINE: 'mariadb' | 'sqlite' = process.env.TEST_ENGINE === 'sqlite' ? 'sqlite' : 'mariadb';
+const embedded = TEST_ENGINE === 'sqlite';
+
+/**
+ * `describe` / `it` of what only a database server has (accounts, replicas, server faults,
+ * locks held by another session): skipped on the embedded engine, each call site saying why.
+ */
+export const describeOnServer = embedded ? describe.skip : describe;
+export const itOnServer = embedded ? it.skip : it;
+
+/** The id an INSERT gave its row: mysql2 answers {insertId}, better-sqlite3 the rowid. */
+const insertedId = (r: unknown): number =>
+  Number(typeof r === 'object' && r !== null ? (r as { insertId: number }).insertId : r);
+
+/**
  * One fresh, migrated database per suite, the admin DataSource on it, factories for test
  * data, the real importer and aggregator, and the real app built from AppModule.
  *
@@ -68,6 +93,8 @@ export class TestEnv {
   /** The read-only API account of this suite. */
   readonly apiLocation: DatabaseLocation;
   readonly apiUrl: string;
+  /** With TEST_ENGINE=sqlite: the suite's SQLite file. */
+  readonly sqlitePath: string | undefined;
   ds!: DataSource;
   app?: INestApplication;
 
@@ -82,12 +109,24 @@ export class TestEnv {
       password: randomBytes(18).toString('base64url'),
     };
     this.apiUrl = urlOf(this.apiLocation);
+    this.sqlitePath = embedded ? path.join(os.tmpdir(), `${name}.sqlite`) : undefined;
+  }
+
+  /** The variables that point a process (the app, the CLI, the built API) at this suite's database. */
+  databaseEnv(api = false): NodeJS.ProcessEnv {
+    if (this.sqlitePath)
+      return { DATABASE_URL: '', DB_NAME: '', API_DATABASE_URL: '', SQLITE_PATH: this.sqlitePath };
+    return { DATABASE_URL: this.url, ...(api ? { API_DATABASE_URL: this.apiUrl } : {}) };
   }
 
   static async create(): Promise<TestEnv> {
     const env = new TestEnv();
-    await ensureDatabase(env.location);
-    env.ds = new DataSource(dataSourceOptions(env.location, { poolSize: 5, connectTimeoutMs: 5000 }));
+    if (env.sqlitePath) {
+      env.ds = new DataSource(embeddedDataSourceOptions(env.sqlitePath));
+    } else {
+      await ensureDatabase(env.location);
+      env.ds = new DataSource(dataSourceOptions(env.location, { poolSize: 5, connectTimeoutMs: 5000 }));
+    }
     await env.ds.initialize();
     await env.ds.runMigrations({ transaction: 'each' });
     await env.grantApiAccount();
@@ -96,6 +135,8 @@ export class TestEnv {
 
   /** (Re)grants the API account SELECT on every table, as `migrate` does; call after adding tables. */
   async grantApiAccount(): Promise<void> {
+    // The embedded engine has no accounts: the API opens the file read-only.
+    if (this.sqlitePath) return;
     await provisionApiAccount(this.ds, {
       user: this.apiLocation.user,
       password: this.apiLocation.password,
@@ -104,12 +145,31 @@ export class TestEnv {
     });
   }
 
+  get dialect(): SqlDialect {
+    return dialectOf(this.ds);
+  }
+
+  /** The tables of this suite's database. */
+  async tableNames(): Promise<string[]> {
+    const rows: Array<{ name: string }> = this.sqlitePath
+      ? await this.ds.query("SELECT name FROM sqlite_master WHERE type = 'table'")
+      : await this.ds.query(
+          'SELECT TABLE_NAME AS name FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+          [this.location.database],
+        );
+    return rows.map((r) => r.name);
+  }
+
+  /** SQL reading a stored exact decimal column as its decimal string, on either engine. */
+  decimalSql(column: string, scale: DecimalScale): string {
+    return sql`${this.dialect.decimalText(sql.ref(column), scale)}`.compile(this.dialect.builder).sql;
+  }
+
   /** The configuration the app under test reads; logs only errors unless TEST_LOG_LEVEL says otherwise. */
   config(overrides: NodeJS.ProcessEnv = {}): AppConfig {
     return loadConfig({
       ...process.env,
-      DATABASE_URL: this.url,
-      API_DATABASE_URL: this.apiUrl,
+      ...this.databaseEnv(true),
       ALLOW_PRIVILEGED_DB_USER: undefined,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
       ...overrides,
@@ -142,8 +202,7 @@ export class TestEnv {
   /** The built API as a real process on this database (see startApiProcess). */
   spawnApi(env: NodeJS.ProcessEnv = {}): Promise<ApiProcess> {
     return startApiProcess({
-      DATABASE_URL: this.url,
-      API_DATABASE_URL: this.apiUrl,
+      ...this.databaseEnv(true),
       ALLOW_PRIVILEGED_DB_USER: '',
       ...env,
     });
@@ -151,6 +210,11 @@ export class TestEnv {
 
   async close(): Promise<void> {
     await this.app?.close();
+    if (this.sqlitePath) {
+      if (this.ds?.isInitialized) await this.ds.destroy();
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${this.sqlitePath}${suffix}`, { force: true });
+      return;
+    }
     if (this.ds?.isInitialized) {
       await this.ds.query('DROP USER IF EXISTS ?@?', [this.apiLocation.user, '%']);
       await this.ds.destroy();
@@ -163,7 +227,7 @@ export class TestEnv {
     await waitForBuild(CLI_ENTRY);
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
-        env: { ...process.env, DATABASE_URL: this.url, ...env },
+        env: { ...process.env, ...this.databaseEnv(false), ...env },
         stdio: ['pipe', 'pipe', 'pipe'],
       });
       let stdout = '';
@@ -178,6 +242,9 @@ export class TestEnv {
         } catch {
           json = undefined;
         }
+        // The embedded engine's start line is the same for every command (cli.e2e-spec checks it).
+        const engineLine = this.sqlitePath ? `${embeddedEngineLine(this.sqlitePath)}\n` : undefined;
+        if (engineLine && stderr.startsWith(engineLine)) stderr = stderr.slice(engineLine.length);
         resolve({ code: code ?? -1, stdout, stderr, json });
       });
       child.stdin.end(input ?? '');
@@ -188,7 +255,7 @@ export class TestEnv {
 
   async user(email = `u${++counter}-${randomBytes(3).toString('hex')}@test.example`): Promise<number> {
     const r = await this.ds.query('INSERT INTO users (email, created_at) VALUES (?, ?)', [email, new Date()]);
-    return Number(r.insertId);
+    return insertedId(r);
   }
 
   async site(
@@ -211,7 +278,7 @@ export class TestEnv {
         new Date(),
       ],
     );
-    const id = Number(r.insertId);
+    const id = insertedId(r);
     for (const userId of o.members ?? []) await this.member(id, userId);
     return id;
   }
@@ -238,7 +305,7 @@ export class TestEnv {
       'INSERT INTO api_keys (user_id, name, prefix, key_hash, created_at, expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       [userId, 'test', k.prefix, k.hash, new Date(), o.expiresAt ?? null, o.revoked ? new Date() : null],
     );
-    return { id: Number(r.insertId), key: k.key };
+    return { id: insertedId(r), key: k.key };
   }
 
   async registerEvent(
@@ -251,7 +318,7 @@ export class TestEnv {
       'INSERT INTO registered_events (site_id, name, description, registered_at) VALUES (?, ?, ?, ?)',
       [siteId, name, description, at],
     );
-    return Number(r.insertId);
+    return insertedId(r);
   }
 
   async goal(siteId: number, name: string, type: 'event' | 'path', match: string): Promise<number> {
@@ -259,18 +326,17 @@ export class TestEnv {
       'INSERT INTO goals (site_id, name, type, match_value, created_at) VALUES (?, ?, ?, ?, ?)',
       [siteId, name, type, match, new Date()],
     );
-    return Number(r.insertId);
+    return insertedId(r);
   }
 
-  private async sql(): Promise<Sql> {
-    const version: Array<{ v: string }> = await this.ds.query('SELECT VERSION() AS v');
-    return { dialect: dialectForServerVersion(version[0].v) } as Sql;
+  private sql(): Sql {
+    return { dialect: dialectOf(this.ds) } as Sql;
   }
 
   /** Imports hits through the real importer (validation, dedup, orders, queue). */
   async importHits(hits: object[]): Promise<ImportSummary & { rejections: string[] }> {
     const rejections: string[] = [];
-    const importer = new HitImporter(this.ds, await this.sql());
+    const importer = new HitImporter(this.ds, this.sql());
     const summary = await importer.import(
       [{ name: 'test', stream: Readable.from(hits.map((h) => `${JSON.stringify(h)}\n`)) }],
       { onReject: (r) => rejections.push(`line ${r.line}: ${r.reason}`) },
@@ -279,6 +345,6 @@ export class TestEnv {
   }
 
   async aggregate(): Promise<number> {
-    return (await new SessionAggregator(this.ds, await this.sql()).run()).sessions;
+    return (await new SessionAggregator(this.ds, this.sql()).run()).sessions;
   }
 }
