@@ -148,12 +148,25 @@ describe('sqliteDialect', () => {
   });
 
   describe('statement shapes', () => {
-    it('drops index-hint markers: SQLite plans these lookups without them', () => {
+    it('writes index hints as INDEXED BY, from markers too', () => {
       const marked = `SELECT 1 FROM ${tableWithIndexMarker('t', 'x', 'ix_t_k')} WHERE x.k = ?`;
-      expect(sut.renderIndexHints(CompiledQuery.raw(marked, ['a'])).sql).toBe(
-        'SELECT 1 FROM t x WHERE x.k = ?',
+      const compiled = sut.renderIndexHints(CompiledQuery.raw(marked, ['a']));
+      expect(compiled.sql).toBe('SELECT 1 FROM t x INDEXED BY ix_t_k WHERE x.k = ?');
+      expect(sut.tableWithIndex('t', 'x', 'ix_t_k')).toBe('t x INDEXED BY ix_t_k');
+      db.exec(
+        'CREATE TABLE h (site INTEGER, k TEXT, kind TEXT, ts TEXT); CREATE INDEX ix_h_kind ON h (site, kind, ts); CREATE INDEX ix_h_k ON h (site, k, ts)',
       );
-      expect(sut.tableWithIndex('t', 'x', 'ix_t_k')).toBe('t x');
+      const plan = (from: string) =>
+        db
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT ts FROM ${from} WHERE x.site = 1 AND x.k = 'a' AND x.kind = 'p' ORDER BY x.ts LIMIT 1`,
+          )
+          .all() as Array<{ detail: string }>;
+      expect(
+        plan(sut.tableWithIndex('h', 'x', 'ix_h_k'))
+          .map((r) => r.detail)
+          .join(),
+      ).toContain('ix_h_k');
     });
 
     it('keeps a derived table from being flattened with a LIMIT that limits nothing', () => {
