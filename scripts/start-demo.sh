@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # One command from a fresh clone to a running API with live demo data: installs dependencies,
-# makes sure MariaDB runs, creates and migrates the database and the API's read-only account,
+# uses the embedded SQLite engine unless DATABASE_URL (or DB_NAME) names a MariaDB/MySQL
+# server (then makes sure MariaDB runs), creates and migrates the database (and on a server
+# the API's read-only account),
 # loads 90 days of demo data when it is empty, starts the API as that read-only account, and
 # once it answers starts the live demo traffic (new visitors
 # every few seconds, and the year before the 90 days filled in the background, for
@@ -22,28 +24,42 @@ for arg in "$@"; do
   esac
 done
 
-export DATABASE_URL="${DATABASE_URL:-mysql://root@127.0.0.1:3306/stats}"
 export PORT="${PORT:-3000}"
 if [ -z "${LOG_FORMAT:-}" ]; then
   if [ -t 1 ]; then export LOG_FORMAT=pretty; else export LOG_FORMAT=json; fi
 fi
 
-# The API runs as a read-only account of its own (it refuses a user that can write): unless
-# API_DATABASE_URL names one, `<database>_api` with a fresh password, which `migrate` below
-# creates (or resets) and grants SELECT on the tables the API reads.
-if [ -z "${API_DATABASE_URL:-}" ]; then
+# No server named (DATABASE_URL or DB_NAME): the embedded SQLite engine, in SQLITE_PATH
+# (data/stats.sqlite by default), which needs no database server at all. The API opens that
+# file read-only.
+if [ -z "${DATABASE_URL:-}" ] && [ -z "${DB_NAME:-}" ]; then
+  engine=sqlite
+  export SQLITE_PATH="${SQLITE_PATH:-data/stats.sqlite}"
+else
+  engine=mysql
+fi
+
+# On MariaDB/MySQL the API runs as a read-only account of its own (it refuses a user that can
+# write): unless API_DATABASE_URL names one, `<database>_api` with a fresh password, which
+# `migrate` below creates (or resets) and grants SELECT on the tables the API reads.
+if [ "$engine" = mysql ] && [ -n "${DATABASE_URL:-}" ] && [ -z "${API_DATABASE_URL:-}" ]; then
   API_DATABASE_URL=$(node -e '
     const u = new URL(process.argv[1]);
     u.username = `${u.pathname.slice(1)}_api`.slice(0, 32);
     u.password = require("node:crypto").randomBytes(18).toString("base64url");
     console.log(u.toString());
   ' "$DATABASE_URL")
+  export API_DATABASE_URL
 fi
-export API_DATABASE_URL
 
 started=$(date +%s)
 [ -d node_modules ] || npm ci
-DATABASE_URL="$DATABASE_URL" bash scripts/ensure-mariadb.sh
+if [ "$engine" = mysql ]; then
+  bash scripts/ensure-mariadb.sh
+elif ! node -e 'require("better-sqlite3")' 2>/dev/null; then
+  echo "start:demo: the embedded SQLite engine needs the optional package better-sqlite3, which is not installed or could not be built on this machine; set DATABASE_URL to use MariaDB/MySQL" >&2
+  exit 1
+fi
 # Build unless dist/ is newer than every source (a second start skips ~30 s).
 built=dist/apps/api/apps/api/src/main.js
 if [ ! -f "$built" ] || [ ! -f dist/apps/cli/apps/cli/src/main.js ] ||

@@ -35,6 +35,12 @@ describe(loadConfig.name, () => {
     });
   });
 
+  it('selects the embedded SQLite engine at data/stats.sqlite when nothing is configured', () => {
+    const config = loadConfig({});
+    expect(config.engine).toBe('sqlite');
+    expect(config.embedded).toEqual({ path: path.resolve('data/stats.sqlite') });
+  });
+
   it('selects the embedded SQLite engine at SQLITE_PATH when no server is named', () => {
     const config = loadConfig({ SQLITE_PATH: 'data/x.sqlite' });
     expect(config.engine).toBe('sqlite');
@@ -44,7 +50,6 @@ describe(loadConfig.name, () => {
   });
 
   it.each([
-    [{}, 'DATABASE_URL'],
     [{ SQLITE_PATH: 'x.sqlite', API_DATABASE_URL: 'mysql://ro@h/db' }, 'API_DATABASE_URL'],
     [{ SQLITE_PATH: 'x.sqlite', API_DATABASE_REPLICA_URLS: 'mysql://ro@r/db' }, 'API_DATABASE_REPLICA_URLS'],
     [{ DATABASE_URL: 'postgres://x/y' }, 'DATABASE_URL'],

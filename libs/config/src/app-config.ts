@@ -14,7 +14,7 @@ export class ConfigError extends Error {
 const toInt = ({ value }: { value: unknown }) =>
   typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value.trim()) : value;
 
-/** The environment as read at boot; every variable is optional except a database location. */
+/** The environment as read at boot; every variable is optional (no server: the embedded engine). */
 class Environment {
   @IsOptional()
   @Matches(/^(mysql|mariadb):\/\/[^/\s]+\/[A-Za-z0-9_$-]+(\?.*)?$/, {
@@ -54,7 +54,7 @@ class Environment {
   @IsOptional() @IsString() DB_USER?: string;
   @IsOptional() @IsString() DB_PASSWORD?: string;
   @IsOptional() @Matches(/^[A-Za-z0-9_$-]+$/, { message: 'must be a plain database name' }) DB_NAME?: string;
-  /** The embedded SQLite engine's file, used when neither DATABASE_URL nor DB_NAME is set. */
+  /** The embedded SQLite engine's file (default data/stats.sqlite), used when neither DATABASE_URL nor DB_NAME is set. */
   @IsOptional() @IsString() SQLITE_PATH?: string;
 
   @IsOptional() @Transform(toInt) @IsInt({ message: 'must be an integer' }) @Min(0) @Max(65535) PORT?: number;
@@ -200,6 +200,9 @@ export interface DatabaseLocation {
   password: string;
   database: string;
 }
+
+/** Where the embedded engine's file is when SQLITE_PATH does not say (relative to the working directory). */
+export const DEFAULT_SQLITE_PATH = 'data/stats.sqlite';
 
 /** The embedded engine: one SQLite file, no server (issue #15). */
 export interface EmbeddedDatabase {
@@ -378,14 +381,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       password: parsed.DB_PASSWORD ?? '',
       database: parsed.DB_NAME,
     };
-  } else if (parsed.SQLITE_PATH) {
-    embedded = { path: path.resolve(parsed.SQLITE_PATH) };
-    database = { host: 'localhost', port: 0, user: '', password: '', database: embedded.path };
   } else {
-    throw new ConfigError(
-      'DATABASE_URL',
-      'is required (for example mysql://root@127.0.0.1:3306/stats), or set DB_NAME with DB_HOST/DB_PORT/DB_USER/DB_PASSWORD, or SQLITE_PATH for the embedded SQLite engine',
-    );
+    // No server named: the embedded engine, zero setup (issue #15).
+    embedded = { path: path.resolve(parsed.SQLITE_PATH ?? DEFAULT_SQLITE_PATH) };
+    database = { host: 'localhost', port: 0, user: '', password: '', database: embedded.path };
   }
   if (embedded && (parsed.API_DATABASE_URL || parsed.API_DATABASE_REPLICA_URLS))
     throw new ConfigError(

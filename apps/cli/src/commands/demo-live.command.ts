@@ -1,4 +1,4 @@
-import { DatabaseConnector, Membership, Site, User } from '@app/db';
+import { DatabaseConnector, fromStoredDatetime, Membership, Site, User } from '@app/db';
 import { HitImporter, SessionAggregator } from '@app/ingest';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DateTime } from 'luxon';
@@ -73,12 +73,17 @@ export class DemoLiveCommand extends CommandRunner {
 
       // History: the days from RECENT_DAYS back to historyDays back, unless already there.
       const historyDays = options.historyDays ?? 0;
-      const oldest: Array<{ oldest: Date | null }> = await ds.query(
+      const oldest: Array<{ oldest: Date | string | null }> = await ds.query(
         `SELECT MIN(ts) AS oldest FROM hits WHERE site_id IN (${sites.map(() => '?').join(',')})`,
         sites.map((s) => s.id),
       );
-      const loadedBack = oldest[0]?.oldest
-        ? Math.floor((Date.now() - new Date(oldest[0].oldest).getTime()) / 86_400_000)
+      // MIN() of a DATETIME: a Date from mysql2, the stored UTC text from SQLite.
+      const first = oldest[0]?.oldest;
+      const loadedBack = first
+        ? Math.floor(
+            (Date.now() - (typeof first === 'string' ? fromStoredDatetime(first) : first).getTime()) /
+              86_400_000,
+          )
         : 0;
       // Quiet while it runs (start:demo prints its banner last); the result says what it did.
       let nextBack = Math.max(RECENT_DAYS, loadedBack + 1);
