@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { withDates } from './datetimes';
+import { EmbeddedEngineUnavailableError } from './embedded-driver';
 
 /**
  * Read-only SELECTs against a SQLite file, each under a time budget, without blocking the event loop.
@@ -29,9 +30,6 @@ export class SqliteTimeBudgetError extends Error {
 export function isSqliteTimeBudgetError(e: unknown): boolean {
   return e instanceof SqliteTimeBudgetError;
 }
-
-export const SQLITE_ENGINE_MISSING_MESSAGE =
-  'the embedded SQLite engine needs the optional package better-sqlite3, which is not installed or could not be built on this machine; set DATABASE_URL to use MariaDB/MySQL';
 
 /** Our own refusal of a statement that returns no rows (SQLite's codes are all SQLITE_*). */
 export const SQLITE_NOT_A_READER = 'ERR_SQLITE_NOT_A_READER';
@@ -130,7 +128,7 @@ function resolveEngine(): string {
     engineEntry = entry;
     return entry;
   } catch (cause) {
-    throw new Error(SQLITE_ENGINE_MISSING_MESSAGE, { cause });
+    throw new EmbeddedEngineUnavailableError(cause);
   }
 }
 
