@@ -11,7 +11,7 @@
  *   --endpoint-seconds 300   stop timing an endpoint after this long
  *   --connections 50 --duration 30   autocannon, per route
  *   --quick              --requests 20 --duration 5 (a first look)
- *   --engine mariadb     the only engine so far
+ *   --engine mariadb     or sqlite: the embedded engine, in a file of its own under the temp directory
  *   --data-dir <dir>     where the NDJSON files go (default: the system's temp directory)
  *   --keep               keep the database and the files
  * BENCH_DATABASE_URL (else DATABASE_URL, else mysql://root@127.0.0.1:3306) names the server.

@@ -1,6 +1,7 @@
 import { runBench } from '../scripts/bench/run';
 import { endpoints } from '../scripts/bench/endpoints';
 import { firstDifference } from '../scripts/bench/parity';
+import { TEST_ENGINE } from './support/test-env';
 
 /**
  * `npm run bench` at smoke size (~130k hits, short phases), so that the benchmark keeps
@@ -9,9 +10,10 @@ import { firstDifference } from '../scripts/bench/parity';
  * HTTP (whatever tables the planner chose) agrees with the same report computed in-process on
  * the raw tables. The full run is `npm run bench` (BENCHMARKS.md).
  */
-describe('npm run bench, smoke size', () => {
+describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
   it('completes, imports every line, and every report agrees with its raw computation', async () => {
     const results = await runBench({
+      engine: TEST_ENGINE,
       scale: 0.01,
       requests: 3,
       rawRuns: 3,
@@ -50,6 +52,7 @@ describe('npm run bench, smoke size', () => {
       });
     }
     expect(results.parity_ok).toBe(true);
+    expect(results.engine.name).toBe(TEST_ENGINE);
     const routes = new Set(endpoints(results.site.today).map((e) => e.route));
     expect(results.throughput.map((t) => t.route).sort()).toEqual([...routes].sort());
   }, 900_000);

@@ -23,11 +23,11 @@ export class RawReports {
 
   private constructor(private readonly app: INestApplicationContext) {}
 
-  static async open(databaseUrl: string, apiDatabaseUrl: string): Promise<RawReports> {
+  /** `databaseEnv`: the variables pointing the API at the benchmark's database (BenchStore.apiEnv). */
+  static async open(databaseEnv: NodeJS.ProcessEnv): Promise<RawReports> {
     const config = loadConfig({
       ...process.env,
-      DATABASE_URL: databaseUrl,
-      API_DATABASE_URL: apiDatabaseUrl,
+      ...databaseEnv,
       REDIS_URL: '',
       QUERY_TIMEOUT_MS: String(RAW_QUERY_TIMEOUT_MS),
       REPORT_CACHE_MB: '0',

@@ -17,16 +17,18 @@ const num = (n: number | undefined, digits = 1) =>
   n === undefined || Number.isNaN(n) ? '—' : n.toLocaleString('en-US', { maximumFractionDigits: digits });
 
 export function formatResults(r: BenchResults): string {
-  const s = r.mariadb.settings;
+  const s = r.engine.settings;
   const mb = (v: string | undefined) => (v === undefined ? '?' : `${Math.round(Number(v) / 2 ** 20)} MB`);
   const lines: string[] = [];
   lines.push(
     `machine: ${r.machine.cpus} cores (${r.machine.cpu_model}), ${r.machine.memory_gb} GB RAM, Node ${r.machine.node}; ` +
       `load average at start ${r.machine.load_average_start.join(' ')}, at end ${r.machine.load_average_end.join(' ')}`,
-    `MariaDB ${r.mariadb.version}: innodb_buffer_pool_size ${mb(s.innodb_buffer_pool_size)}, innodb_log_file_size ${mb(
-      s.innodb_log_file_size,
-    )}, innodb_flush_log_at_trx_commit ${s.innodb_flush_log_at_trx_commit}, innodb_flush_method ${s.innodb_flush_method}, ` +
-      `innodb_io_capacity ${s.innodb_io_capacity}, log_bin ${s.log_bin}, max_connections ${s.max_connections}`,
+    r.engine.name === 'mariadb'
+      ? `MariaDB ${r.engine.version}: innodb_buffer_pool_size ${mb(s.innodb_buffer_pool_size)}, innodb_log_file_size ${mb(
+          s.innodb_log_file_size,
+        )}, innodb_flush_log_at_trx_commit ${s.innodb_flush_log_at_trx_commit}, innodb_flush_method ${s.innodb_flush_method}, ` +
+          `innodb_io_capacity ${s.innodb_io_capacity}, log_bin ${s.log_bin}, max_connections ${s.max_connections}`
+      : r.engine.summary,
     `dataset: scale ${r.options.scale}, seed ${r.options.seed}, ${r.dataset.from} → ${r.dataset.to}; big site ` +
       `(${r.site.timezone}) ${num(r.dataset.big_site.pageviews, 0)} pageviews, ${num(r.dataset.big_site.sessions, 0)} sessions, ` +
       `${num(r.dataset.big_site.hits, 0)} hits; ${r.dataset.small_sites.sites} small sites, ${num(r.dataset.small_sites.hits, 0)} hits; ` +

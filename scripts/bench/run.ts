@@ -21,16 +21,8 @@ import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
-import { createConnection, Connection, RowDataPacket } from 'mysql2/promise';
 import type { SiteContext } from '@app/stats';
-import {
-  ApiProcess,
-  CLI_ENTRY,
-  ensureCliBuilt,
-  readOnlyApiUrl,
-  startApiProcess,
-  waitForBuild,
-} from '../fault/api-process';
+import { ApiProcess, CLI_ENTRY, ensureCliBuilt, startApiProcess, waitForBuild } from '../fault/api-process';
 import { attack, rssMb, statusCodes } from '../load';
 import { AppConfig, loadConfig } from '@app/config';
 import { DatabaseConnector } from '@app/db';
@@ -47,8 +39,9 @@ import {
 import { Endpoint, endpoints, pathOf, siteToday } from './endpoints';
 import type { RawReports } from './raw-context';
 import { firstDifference } from './parity';
+import { BenchStore, EngineDescription, serverStore, sqliteStore } from './store';
 
-export const ENGINES = ['mariadb'] as const;
+export const ENGINES = ['mariadb', 'sqlite'] as const;
 
 export interface BenchOptions {
   engine: string;
@@ -155,7 +148,9 @@ export interface BenchResults {
     load_average_start: number[];
     load_average_end: number[];
   };
-  mariadb: { version: string; settings: Record<string, string> };
+  /** The engine, its version and the settings the figures were taken with. */
+  engine: EngineDescription;
+  /** The database's name, or the SQLite file. */
   database: string;
   dataset: DatasetSummary;
   site: { id: number; timezone: string; today: string };
@@ -183,26 +178,6 @@ export interface BenchResults {
   file?: string;
 }
 
-/** MariaDB settings that decide ingest and report speed, as the server reports them. */
-const SETTINGS = [
-  'innodb_buffer_pool_size',
-  'innodb_log_file_size',
-  'innodb_log_buffer_size',
-  'innodb_flush_log_at_trx_commit',
-  'innodb_flush_method',
-  'innodb_io_capacity',
-  'innodb_doublewrite',
-  'innodb_adaptive_hash_index',
-  'sync_binlog',
-  'log_bin',
-  'max_connections',
-  'tmp_table_size',
-  'max_heap_table_size',
-  'sort_buffer_size',
-  'join_buffer_size',
-  'optimizer_switch',
-];
-
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 /** Nearest-rank percentile of already sorted values. */
@@ -216,23 +191,6 @@ const median = (values: number[]) =>
     [...values].sort((a, b) => a - b),
     50,
   );
-
-function serverConnection(server: string): Promise<Connection> {
-  const url = new URL(server);
-  return createConnection({
-    host: url.hostname,
-    port: Number(url.port || 3306),
-    user: decodeURIComponent(url.username || 'root'),
-    password: decodeURIComponent(url.password),
-    multipleStatements: false,
-  });
-}
-
-function databaseUrl(server: string, database: string): string {
-  const url = new URL(server);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
 
 /** Runs the built CLI with `--json`; its progress bars reach the terminal when `progress`. */
 async function cli(args: string[], env: NodeJS.ProcessEnv, progress: boolean): Promise<CliFigures> {
@@ -267,7 +225,7 @@ const importFigures = (figures: CliFigures): ImportFigures => ({
 });
 
 /** Creates the user, its key, and the sites with their goals and events; returns the key. */
-async function createSites(dbUrl: string, database: string, profiles: SiteProfile[]): Promise<string> {
+async function createSites(store: BenchStore, label: string, profiles: SiteProfile[]): Promise<string> {
   const { CliModule, CliProgram } = await import('../../apps/cli/src/cli.module');
   const { AdminService } = await import('../../apps/cli/src/admin.service');
   const moduleRef = await Test.createTestingModule({ imports: [CliModule] })
@@ -275,14 +233,14 @@ async function createSites(dbUrl: string, database: string, profiles: SiteProfil
     .overrideProvider(CliProgram)
     .useValue({})
     .overrideProvider(AppConfig)
-    .useValue(loadConfig({ ...process.env, DATABASE_URL: dbUrl, API_DATABASE_URL: '', LOG_LEVEL: 'silent' }))
+    .useValue(loadConfig({ ...process.env, ...store.env, API_DATABASE_URL: '', LOG_LEVEL: 'silent' }))
     .setLogger(new ConsoleLogger({ logLevels: ['error', 'fatal'] }))
     .compile();
   const db = moduleRef.get(DatabaseConnector);
   await db.connect();
   try {
     const admin = moduleRef.get(AdminService);
-    const user = await admin.createUser(`bench@${database}.example`);
+    const user = await admin.createUser(`bench@${label}.example`);
     for (const profile of profiles) {
       const site = await admin.createSite({
         name: profile.big ? 'Bench' : `Small ${profile.index}`,
@@ -401,30 +359,31 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
   const { log } = options;
   if (!(ENGINES as readonly string[]).includes(options.engine))
     throw new Error(
-      `--engine ${options.engine} is not supported: the benchmark runs on ${ENGINES.join(', ')} only ` +
-        '(SQLite support comes with the SQLite engine)',
+      `--engine ${options.engine} is not supported: the benchmark runs on ${ENGINES.join(', ')} only`,
     );
   // The CLI's and the API's modules are loaded in this process one after the other (below);
   // Nest would warn that both register a default data source. They never run at once.
   Logger.overrideLogger(['error', 'fatal']);
   const startedAt = new Date();
   const now = options.now ?? startedAt;
-  const database = `stats_bench_${Date.now().toString(36)}`;
-  const dbUrl = databaseUrl(options.server, database);
-  // The API runs as the read-only account `migrate` creates (it refuses a user that can write).
-  const apiUrl = readOnlyApiUrl(dbUrl, `bench_api_${Date.now().toString(36)}`);
-  const env = { DATABASE_URL: dbUrl, API_DATABASE_URL: apiUrl, REDIS_URL: '', LOG_LEVEL: 'warn' };
+  const label = `stats_bench_${Date.now().toString(36)}`;
+  const store =
+    options.engine === 'sqlite'
+      ? sqliteStore(path.join(tmpdir(), `${label}.sqlite`))
+      : await serverStore(options.server, label);
+  const database = store.name;
+  const env = { ...store.env, REDIS_URL: '', LOG_LEVEL: 'warn' };
   // One key reads one site here: per-key and per-site concurrency caps (where the API has them)
   // and the rate limit are set out of reach, as `npm run load` does for its throughput runs.
   const apiEnv = {
     ...env,
+    ...store.apiEnv,
     RATE_LIMIT_PER_MINUTE: '1000000000',
     REPORT_CONCURRENCY_PER_KEY: '1000',
     REPORT_CONCURRENCY_PER_SITE: '1000',
   };
-  const dataDir = options.dataDir ?? path.join(tmpdir(), `${database}-data`);
+  const dataDir = options.dataDir ?? path.join(tmpdir(), `${label}-data`);
   const progress = new Progress(options.progress);
-  const admin = await serverConnection(options.server);
   const processes: ApiProcess[] = [];
   let raw: RawReports | undefined;
   const phases: Record<string, number> = {};
@@ -435,15 +394,6 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
   };
 
   try {
-    const [[version]] = await admin.query<RowDataPacket[]>('SELECT VERSION() AS v');
-    const [settingRows] = await admin.query<RowDataPacket[]>(
-      `SHOW GLOBAL VARIABLES WHERE Variable_name IN (${SETTINGS.map(() => '?').join(',')})`,
-      SETTINGS,
-    );
-    const mariadb = {
-      version: String(version.v),
-      settings: Object.fromEntries(settingRows.map((r) => [String(r.Variable_name), String(r.Value)])),
-    };
     const machine = {
       cpus: cpus().length,
       cpu_model: cpus()[0]?.model ?? 'unknown',
@@ -455,16 +405,14 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     log(
       `machine: ${machine.cpus} cores (${machine.cpu_model}), ${machine.memory_gb} GB; load ${machine.load_average_start.join(' ')}`,
     );
-    log(
-      `MariaDB ${mariadb.version}: innodb_buffer_pool_size ${mariadb.settings.innodb_buffer_pool_size}, ` +
-        `innodb_log_file_size ${mariadb.settings.innodb_log_file_size}, ` +
-        `innodb_flush_log_at_trx_commit ${mariadb.settings.innodb_flush_log_at_trx_commit}`,
-    );
 
     // Sites, the user and its key, registered events and goals: the operator's AdminService
     // (what sites:create, keys:create, goals:create… run), in-process to spare 1,000 CLI boots.
     log(`database ${database}: migrate, sites, goals, events…`);
     await cli(['migrate'], env, false);
+    // After migrate: the SQLite file exists then, and its settings can be read.
+    const engine = await store.describe();
+    log(engine.summary);
     const profiles = siteProfiles({
       scale: options.scale,
       seed: options.seed,
@@ -472,7 +420,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
       bigSiteTimezone: options.timezone,
     });
     const big = profiles[0];
-    const key = await createSites(dbUrl, database, profiles);
+    const key = await createSites(store, label, profiles);
     phase('setup');
     log(`generating scale ${options.scale} (seed ${options.seed}) into ${dataDir}…`);
     progress.start('generate [{bar}] {percentage}% | {value}/{total} hours', 30 * 24);
@@ -516,22 +464,14 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     };
     const today = siteToday(site);
     const list = endpoints(today);
-    const [countRows] = await admin.query<RowDataPacket[]>(
-      `SELECT (SELECT COUNT(*) FROM \`${database}\`.hits) AS hits,
-              (SELECT COUNT(*) FROM \`${database}\`.hits WHERE site_id = ?) AS site_hits,
-              (SELECT COUNT(*) FROM \`${database}\`.sessions) AS sessions,
-              (SELECT COUNT(*) FROM \`${database}\`.sessions WHERE site_id = ?) AS site_sessions,
-              (SELECT COUNT(*) FROM \`${database}\`.orders WHERE site_id = ?) AS site_orders`,
-      [site.id, site.id, site.id],
-    );
-    const rows = Object.fromEntries(Object.entries(countRows[0]).map(([k, v]) => [k, Number(v)]));
+    const rows = await store.counts(site.id);
 
     // Latency: the production path over HTTP, report cache off, one request at a time; then,
     // right after each report (so that both see the same load on the machine), the same
     // requests' raw computation in-process without the time budget: speed-up and parity.
     const api = await startApiProcess({ ...apiEnv, REPORT_CACHE_MB: '0' }, { discardStdout: true });
     processes.push(api);
-    raw = await (await import('./raw-context')).RawReports.open(dbUrl, apiUrl);
+    raw = await (await import('./raw-context')).RawReports.open(store.apiEnv);
     const results: EndpointResult[] = [];
     let parityOk = true;
     for (const endpoint of list) {
@@ -685,7 +625,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
         keep: options.keep,
       },
       machine,
-      mariadb,
+      engine,
       database,
       dataset,
       site: { id: site.id, timezone: site.timezone, today },
@@ -714,11 +654,10 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     await raw?.close();
     for (const p of processes) await p.stop('SIGTERM');
     if (!options.keep) {
-      await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await admin.query('DROP USER IF EXISTS ?@?', [new URL(apiUrl).username, '%']);
+      await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-    await admin.end();
+    await store.close();
   }
 }
 
