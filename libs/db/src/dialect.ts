@@ -159,6 +159,18 @@ export function positionCovers(replica: ReplicationPosition, primary: Replicatio
 
 const placeholders = (columns: readonly string[]) => `(${columns.map(() => '?').join(',')})`;
 
+/** `rows` rows of one `?` per column, as a multi-row VALUES list writes them (every engine). */
+export function parameterRows(columns: readonly string[], rows: number, separator = ','): string {
+  return Array(rows).fill(placeholders(columns)).join(separator);
+}
+
+/** The rows of upsertIncrement: `1` for the counter, `?` for every other column (every engine). */
+export function incrementRows(columns: readonly string[], counter: string, rows: number): string {
+  return Array(rows)
+    .fill(`(${columns.map((c) => (c === counter ? '1' : '?')).join(',')})`)
+    .join(',');
+}
+
 /** Kysely without a connection: `.compile()` gives SQL and parameters for TypeORM to run. */
 export function compileOnlyBuilder(engine: 'mysql' | 'sqlite'): StatsSql {
   return new Kysely<StatsDatabase>({
@@ -192,8 +204,7 @@ class MysqlFamilyDialect implements SqlDialect {
   }
 
   insertIgnore(table: string, columns: readonly string[], rows: number): string {
-    const row = placeholders(columns);
-    return `INSERT IGNORE INTO ${table} (${columns.join(',')}) VALUES ${Array(rows).fill(row).join(',')}`;
+    return `INSERT IGNORE INTO ${table} (${columns.join(',')}) VALUES ${parameterRows(columns, rows)}`;
   }
 
   replaceInto(table: string, columns: readonly string[]): string {
@@ -201,16 +212,13 @@ class MysqlFamilyDialect implements SqlDialect {
   }
 
   rowList(rows: number, width: number): string {
-    return `(${Array(rows)
-      .fill(placeholders(Array(width).fill('?')))
-      .join(', ')})`;
+    return `(${parameterRows(Array(width).fill('?'), rows, ', ')})`;
   }
 
   upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string {
-    const row = `(${columns.map((c) => (c === counter ? '1' : '?')).join(',')})`;
     const others = columns.filter((c, i) => i > 0 && c !== counter);
     return (
-      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${Array(rows).fill(row).join(',')} ` +
+      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${incrementRows(columns, counter, rows)} ` +
       `ON DUPLICATE KEY UPDATE ${counter} = ${counter} + 1${others.map((c) => `, ${c} = VALUES(${c})`).join('')}`
     );
   }

@@ -2,16 +2,14 @@ import { CompiledQuery, Expression, RawBuilder, sql } from 'kysely';
 import {
   compileOnlyBuilder,
   DecimalScale,
+  incrementRows,
   INDEX_HINT_MARKER,
+  parameterRows,
   ReplicationPosition,
   SqlDialect,
 } from '../dialect';
 import { storedDatetime } from './datetimes';
 import { isSqliteTimeBudgetError } from './sqlite-read-pool';
-
-const placeholders = (columns: readonly string[]) => `(${columns.map(() => '?').join(',')})`;
-const values = (columns: readonly string[], rows: number) =>
-  Array(rows).fill(placeholders(columns)).join(',');
 
 /** strftime's form of the stored UTC datetimes: `YYYY-MM-DD HH:MM:SS.SSS`, ordered as text. */
 const DATETIME = `'%Y-%m-%d %H:%M:%f'`;
@@ -30,7 +28,7 @@ class SqliteDialect implements SqlDialect {
   readonly exactCollation = 'BINARY';
 
   insertIgnore(table: string, columns: readonly string[], rows: number): string {
-    return `INSERT OR IGNORE INTO ${table} (${columns.join(',')}) VALUES ${values(columns, rows)}`;
+    return `INSERT OR IGNORE INTO ${table} (${columns.join(',')}) VALUES ${parameterRows(columns, rows)}`;
   }
 
   replaceInto(table: string, columns: readonly string[]): string {
@@ -39,16 +37,13 @@ class SqliteDialect implements SqlDialect {
 
   rowList(rows: number, width: number): string {
     // SQLite compares a row value with a list of rows only through VALUES.
-    return `(VALUES ${Array(rows)
-      .fill(placeholders(Array(width).fill('?')))
-      .join(', ')})`;
+    return `(VALUES ${parameterRows(Array(width).fill('?'), rows, ', ')})`;
   }
 
   upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string {
-    const row = `(${columns.map((c) => (c === counter ? '1' : '?')).join(',')})`;
     const others = columns.filter((c, i) => i > 0 && c !== counter);
     return (
-      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${Array(rows).fill(row).join(',')} ` +
+      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${incrementRows(columns, counter, rows)} ` +
       `ON CONFLICT (${columns[0]}) DO UPDATE SET ${counter} = ${counter} + 1${others.map((c) => `, ${c} = excluded.${c}`).join('')}`
     );
   }
@@ -62,7 +57,7 @@ class SqliteDialect implements SqlDialect {
   ): string {
     const columns = [...keys, ...sums];
     return (
-      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${values(columns, rows)} ` +
+      `INSERT INTO ${table} (${columns.join(',')}) VALUES ${parameterRows(columns, rows)} ` +
       `ON CONFLICT (${uniqueKey.join(',')}) DO UPDATE SET ${sums.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`
     );
   }
