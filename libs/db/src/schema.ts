@@ -156,7 +156,24 @@ export interface SessionPathRollupsTable {
   sessions: number;
 }
 
+/** HyperLogLog sketches of visitor ids by UTC hour and day of the session start (migration 1765200000000). */
+export interface VisitorSketchesTable {
+  site_id: number;
+  grain: 'hour' | 'day';
+  bucket: Date;
+  /** The registers, deflated (libs/stats/src/rollups/visitor-sketch.ts). */
+  registers: Buffer;
+}
+
+/** Hours whose sketch `aggregate` must rebuild from the sessions table. */
+export interface DirtySketchHoursTable {
+  site_id: number;
+  bucket: Date;
+}
+
 export interface StatsDatabase {
+  visitor_sketches: VisitorSketchesTable;
+  dirty_sketch_hours: DirtySketchHoursTable;
   session_path_rollups: SessionPathRollupsTable;
   hit_rollups: HitRollupsTable;
   session_rollups: SessionRollupsTable;

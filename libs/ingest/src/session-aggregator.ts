@@ -24,6 +24,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { withDeadlockRetry } from './retry';
+import { VisitorSketchBuilder } from './visitor-sketch-builder';
 
 export const AGGREGATE_CHUNK = 2000;
 
@@ -34,6 +35,8 @@ export interface AggregateSummary {
   seconds: number;
   /** Sessions still queued when the run stopped (0 unless interrupted). */
   remaining: number;
+  /** UTC hours whose visitor sketch was rebuilt (and their days). */
+  sketchHours: number;
 }
 
 const SESSION_COLUMNS = [
@@ -82,11 +85,14 @@ const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'valu
 @Injectable()
 export class SessionAggregator {
   private stopRequested = false;
+  private readonly sketches: VisitorSketchBuilder;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
     private readonly sql: Sql,
-  ) {}
+  ) {
+    this.sketches = new VisitorSketchBuilder(ds, sql);
+  }
 
   requestStop(): void {
     this.stopRequested = true;
@@ -102,7 +108,14 @@ export class SessionAggregator {
   async run(onChunk?: (done: number) => void, chunkSize = AGGREGATE_CHUNK): Promise<AggregateSummary> {
     const started = process.hrtime.bigint();
     this.stopRequested = false;
-    const summary: AggregateSummary = { sessions: 0, visitors: 0, chunks: 0, seconds: 0, remaining: 0 };
+    const summary: AggregateSummary = {
+      sessions: 0,
+      visitors: 0,
+      chunks: 0,
+      seconds: 0,
+      remaining: 0,
+      sketchHours: 0,
+    };
     for (;;) {
       if (this.stopRequested) break;
       const done = await withDeadlockRetry(() =>
@@ -116,6 +129,8 @@ export class SessionAggregator {
       summary.chunks++;
       onChunk?.(summary.sessions);
     }
+    // Until they are rebuilt, reports count the visitors of those hours' ranges exactly.
+    summary.sketchHours = await this.sketches.rebuild(() => this.stopRequested);
     summary.remaining = this.stopRequested ? await this.pending() : 0;
     summary.seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return summary;
@@ -146,6 +161,11 @@ export class SessionAggregator {
       await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
       await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
+      await this.sketches.queue(
+        em,
+        siteId,
+        [...before, ...after].map((r) => new Date(r.started_at)),
+      );
       const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
       await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
         siteId,

@@ -34,9 +34,10 @@ export class AggregateCommand extends CommandRunner {
           visitors: summary.visitors,
           chunks: summary.chunks,
           remaining: summary.remaining,
+          sketch_hours: summary.sketchHours,
           seconds: Number(summary.seconds.toFixed(3)),
         },
-        `aggregated ${summary.sessions} sessions (${summary.visitors} visitors) in ${summary.seconds.toFixed(1)} s` +
+        `aggregated ${summary.sessions} sessions (${summary.visitors} visitors), ${summary.sketchHours} visitor-sketch hours, in ${summary.seconds.toFixed(1)} s` +
           (summary.remaining ? `; ${summary.remaining} still queued` : ''),
       );
     } finally {

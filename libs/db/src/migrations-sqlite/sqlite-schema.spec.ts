@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { SQLITE_MIGRATIONS } from './index';
 
 /**
- * One table of the final MariaDB schema (libs/db/src/migrations, through 1765000000000) in the
+ * One table of the final MariaDB schema (libs/db/src/migrations, through 1765200000000) in the
  * SQLite mapping. A column is "name TYPE", or "name TYPE NULL" when MariaDB allows NULL.
  */
 interface ExpectedTable {
@@ -280,6 +280,20 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  visitor_sketches: {
+    columns: ['site_id INTEGER', 'grain TEXT', 'bucket DATETIME', 'registers BLOB'],
+    primaryKey: ['site_id', 'grain', 'bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  dirty_sketch_hours: {
+    columns: ['site_id INTEGER', 'bucket DATETIME'],
+    primaryKey: ['site_id', 'bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
 };
 
 interface ColumnInfo {
@@ -323,6 +337,26 @@ describe('SqliteSchema1765100000000', () => {
 
   it('creates every table of the MariaDB schema and no other', async () => {
     expect(await userTables()).toEqual(Object.keys(EXPECTED).sort());
+  });
+
+  it('queues every hour that already has sessions for the visitor sketches (a file made before them)', async () => {
+    await ds.undoLastMigration();
+    for (const [id, at] of [
+      ['s1', '2026-03-01 10:05:00.000'],
+      ['s2', '2026-03-01 10:55:00.000'],
+      ['s3', '2026-03-01 11:00:00.000'],
+    ]) {
+      await rows(
+        `INSERT INTO sessions (site_id, session_id, visitor_id, started_at, ended_at, hits, pageviews, events, purchases, is_bounce, duration_seconds, channel, source, country, device, browser)
+         VALUES (1, ?, 'v', ?, ?, 1, 1, 0, 0, 1, 0, 'Direct', '(direct)', 'DE', 'desktop', 'Firefox')`,
+        [id, at, at],
+      );
+    }
+    await ds.runMigrations();
+    expect(await rows('SELECT site_id, bucket FROM dirty_sketch_hours ORDER BY bucket')).toEqual([
+      { site_id: 1, bucket: '2026-03-01 10:00:00.000' },
+      { site_id: 1, bucket: '2026-03-01 11:00:00.000' },
+    ]);
   });
 
   it('gives each table the MariaDB columns in their order, with their nullability', async () => {
@@ -453,6 +487,7 @@ describe('SqliteSchema1765100000000', () => {
   });
 
   it('drops every table and index on down', async () => {
+    await ds.undoLastMigration();
     await ds.undoLastMigration();
 
     expect(await userTables()).toEqual([]);

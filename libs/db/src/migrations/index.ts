@@ -8,6 +8,7 @@ import { SessionAttributeRollups1764700000000 } from './1764700000000-session-at
 import { VisitorsByFirstSession1764800000000 } from './1764800000000-visitors-by-first-session';
 import { SessionsByEnd1764900000000 } from './1764900000000-sessions-by-end';
 import { HitsByStep1765000000000 } from './1765000000000-hits-by-step';
+import { VisitorSketches1765200000000 } from './1765200000000-visitor-sketches';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   VisitorsByFirstSession1764800000000,
   SessionsByEnd1764900000000,
   HitsByStep1765000000000,
+  VisitorSketches1765200000000,
 ];

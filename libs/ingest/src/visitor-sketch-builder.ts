@@ -1,0 +1,120 @@
+import { Sql } from '@app/db';
+import { DAY_MS, dayOf, HOUR_MS, hourOf, VisitorSketch } from '@app/stats/rollups/visitor-sketch';
+import { DataSource, EntityManager } from 'typeorm';
+import { withDeadlockRetry } from './retry';
+
+/** Queued hours read per round, and (site, UTC day) groups rebuilt per transaction. */
+const QUEUE_READ = 5000;
+const DAYS_PER_TRANSACTION = 50;
+const QUEUE_WRITE_ROWS = 500;
+
+/**
+ * Keeps `visitor_sketches` (migration 1765200000000) equal to what the sessions table says.
+ * A sketch cannot forget an id, so an hour whose sessions changed is rebuilt from the
+ * sessions that start in it, and its day from the day's hours. `aggregate` queues the hours
+ * in each chunk's transaction (`queue`) and rebuilds them once its sessions are derived
+ * (`rebuild`): a backfill rebuilds each hour once, not once per chunk that touched it.
+ */
+export class VisitorSketchBuilder {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly sql: Sql,
+  ) {}
+
+  /** Queues the UTC hours of these session starts (old and new) of one site. */
+  async queue(em: EntityManager, siteId: number, startedAt: readonly Date[]): Promise<void> {
+    const hours = [...new Set(startedAt.map((at) => hourOf(at)))];
+    for (let i = 0; i < hours.length; i += QUEUE_WRITE_ROWS) {
+      const part = hours.slice(i, i + QUEUE_WRITE_ROWS);
+      await em.query(
+        this.sql.dialect.insertIgnore('dirty_sketch_hours', ['site_id', 'bucket'], part.length),
+        part.flatMap((h) => [siteId, new Date(h)]),
+      );
+    }
+  }
+
+  async pending(): Promise<number> {
+    const rows: Array<{ n: number | string }> = await this.ds.query(
+      'SELECT COUNT(*) AS n FROM dirty_sketch_hours',
+    );
+    return Number(rows[0].n);
+  }
+
+  /** Rebuilds every queued hour and its day; returns how many hours it rebuilt. */
+  async rebuild(shouldStop: () => boolean = () => false): Promise<number> {
+    let rebuilt = 0;
+    while (!shouldStop()) {
+      const queued: Array<{ site_id: number | string; bucket: Date }> = await this.ds.query(
+        `SELECT site_id, bucket FROM dirty_sketch_hours ORDER BY site_id, bucket LIMIT ${QUEUE_READ}`,
+      );
+      if (queued.length === 0) break;
+      const days = new Map<string, { siteId: number; day: number; hours: number[] }>();
+      for (const q of queued) {
+        const siteId = Number(q.site_id);
+        const hour = new Date(q.bucket).getTime();
+        const key = `${siteId}:${dayOf(hour)}`;
+        const group = days.get(key) ?? { siteId, day: dayOf(hour), hours: [] };
+        group.hours.push(hour);
+        days.set(key, group);
+      }
+      const groups = [...days.values()];
+      for (let i = 0; i < groups.length; i += DAYS_PER_TRANSACTION) {
+        const part = groups.slice(i, i + DAYS_PER_TRANSACTION);
+        await withDeadlockRetry(() =>
+          this.ds.transaction(this.sql.dialect.writeIsolation, async (em) => {
+            for (const group of part) await this.rebuildDay(em, group.siteId, group.day, group.hours);
+          }),
+        );
+        rebuilt += part.reduce((n, g) => n + g.hours.length, 0);
+        if (shouldStop()) break;
+      }
+    }
+    return rebuilt;
+  }
+
+  /** The queued `hours` of one site's UTC `day` from its sessions, then the day from its hours. */
+  private async rebuildDay(em: EntityManager, siteId: number, day: number, hours: number[]): Promise<void> {
+    const first = Math.min(...hours);
+    const last = Math.max(...hours) + HOUR_MS;
+    const sessions: Array<{ visitor_id: string; started_at: Date }> = await em.query(
+      'SELECT visitor_id, started_at FROM sessions WHERE site_id = ? AND started_at >= ? AND started_at < ?',
+      [siteId, new Date(first), new Date(last)],
+    );
+    const sketches = new Map(hours.map((h) => [h, new VisitorSketch()]));
+    for (const s of sessions) sketches.get(hourOf(new Date(s.started_at)))?.add(s.visitor_id);
+    for (const [hour, sketch] of sketches) await this.store(em, siteId, 'hour', hour, sketch);
+    const stored: Array<{ registers: Buffer }> = await em.query(
+      "SELECT registers FROM visitor_sketches WHERE site_id = ? AND grain = 'hour' AND bucket >= ? AND bucket < ?",
+      [siteId, new Date(day), new Date(day + DAY_MS)],
+    );
+    const whole = new VisitorSketch();
+    for (const row of stored) whole.merge(VisitorSketch.decode(row.registers));
+    await this.store(em, siteId, 'day', day, whole);
+    await em.query(
+      `DELETE FROM dirty_sketch_hours WHERE site_id = ? AND bucket IN (${hours.map(() => '?').join(',')})`,
+      [siteId, ...hours.map((h) => new Date(h))],
+    );
+  }
+
+  /** Writes a sketch, or removes it when no session is left in its hour or day. */
+  private async store(
+    em: EntityManager,
+    siteId: number,
+    grain: 'hour' | 'day',
+    bucket: number,
+    sketch: VisitorSketch,
+  ): Promise<void> {
+    if (sketch.isEmpty()) {
+      await em.query('DELETE FROM visitor_sketches WHERE site_id = ? AND grain = ? AND bucket = ?', [
+        siteId,
+        grain,
+        new Date(bucket),
+      ]);
+      return;
+    }
+    await em.query(
+      `${this.sql.dialect.replaceInto('visitor_sketches', ['site_id', 'grain', 'bucket', 'registers'])} VALUES (?, ?, ?, ?)`,
+      [siteId, grain, new Date(bucket), sketch.encode()],
+    );
+  }
+}

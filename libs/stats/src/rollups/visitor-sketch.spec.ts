@@ -1,0 +1,106 @@
+import { hourOf, sketchCover, SKETCH_REGISTERS, VisitorSketch } from './visitor-sketch';
+
+const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+const sketchOf = (list: readonly string[]) => {
+  const s = new VisitorSketch();
+  for (const id of list) s.add(id);
+  return s;
+};
+const relativeError = (estimate: number, exact: number) => Math.abs(estimate / exact - 1);
+const utc = (text: string) => Date.parse(`${text}Z`);
+
+describe('VisitorSketch', () => {
+  it('estimates 0 for no id, and counts a handful of ids exactly', () => {
+    expect(new VisitorSketch().estimate()).toBe(0);
+    for (const n of [1, 2, 3, 10, 50]) expect(Math.round(sketchOf(ids(n, 'few')).estimate())).toBe(n);
+  });
+
+  it('counts an id added again once', () => {
+    const s = sketchOf(ids(500, 'again'));
+    const before = s.estimate();
+    for (const id of ids(500, 'again')) s.add(id);
+    expect(s.estimate()).toBe(before);
+  });
+
+  // Deterministic ids, so each case always gives the same estimate; the bound is SPEC §1's 1 %.
+  it.each([1_000, 10_000, 100_000, 400_000])('estimates %i distinct ids within 1 %', (n) => {
+    expect(relativeError(sketchOf(ids(n, `n${n}`)).estimate(), n)).toBeLessThan(0.01);
+  });
+
+  it('merges to the sketch of the union, overlapping ids counted once', () => {
+    const a = ids(60_000, 'a');
+    const b = ids(60_000, 'b');
+    const left = sketchOf([...a, ...b.slice(0, 20_000)]);
+    const right = sketchOf(b);
+    left.merge(right);
+    expect(left.registers).toEqual(sketchOf([...a, ...b]).registers);
+    expect(relativeError(left.estimate(), 120_000)).toBeLessThan(0.01);
+  });
+
+  it('stores its registers deflated and reads them back', () => {
+    const s = sketchOf(ids(3_000, 'stored'));
+    const stored = s.encode();
+    expect(stored.length).toBeLessThan(SKETCH_REGISTERS / 4);
+    expect(VisitorSketch.decode(stored).registers).toEqual(s.registers);
+    expect(sketchOf([]).isEmpty()).toBe(true);
+    expect(s.isEmpty()).toBe(false);
+  });
+
+  it('refuses registers of another precision', () => {
+    expect(() => new VisitorSketch(new Uint8Array(1024))).toThrow(/65536 registers/);
+  });
+});
+
+describe('sketchCover', () => {
+  it('reads whole UTC days from days, whole hours around them from hours', () => {
+    // 30 days of America/New_York (UTC−5): 05:00 to 05:00.
+    expect(sketchCover(utc('2026-10-25T05:00:00'), utc('2026-11-24T05:00:00'))).toEqual({
+      days: { start: utc('2026-10-26T00:00:00'), end: utc('2026-11-24T00:00:00') },
+      hours: [
+        { start: utc('2026-10-25T05:00:00'), end: utc('2026-10-26T00:00:00') },
+        { start: utc('2026-11-24T00:00:00'), end: utc('2026-11-24T05:00:00') },
+      ],
+      raw: [],
+    });
+  });
+
+  it('reads the ragged quarter hours of +05:45 from the sessions', () => {
+    // Two days of Asia/Kathmandu: local midnight is 18:15 UTC the day before.
+    expect(sketchCover(utc('2026-11-21T18:15:00'), utc('2026-11-23T18:15:00'))).toEqual({
+      days: { start: utc('2026-11-22T00:00:00'), end: utc('2026-11-23T00:00:00') },
+      hours: [
+        { start: utc('2026-11-21T19:00:00'), end: utc('2026-11-22T00:00:00') },
+        { start: utc('2026-11-23T00:00:00'), end: utc('2026-11-23T18:00:00') },
+      ],
+      raw: [
+        { start: utc('2026-11-21T18:15:00'), end: utc('2026-11-21T19:00:00') },
+        { start: utc('2026-11-23T18:00:00'), end: utc('2026-11-23T18:15:00') },
+      ],
+    });
+  });
+
+  it('covers UTC days exactly with no hour and no edge', () => {
+    expect(sketchCover(utc('2026-11-01T00:00:00'), utc('2026-11-03T00:00:00'))).toEqual({
+      days: { start: utc('2026-11-01T00:00:00'), end: utc('2026-11-03T00:00:00') },
+      hours: [],
+      raw: [],
+    });
+  });
+
+  it('uses hours only when no whole UTC day lies inside', () => {
+    expect(sketchCover(utc('2026-11-01T05:30:00'), utc('2026-11-02T04:00:00'))).toEqual({
+      days: null,
+      hours: [{ start: utc('2026-11-01T06:00:00'), end: utc('2026-11-02T04:00:00') }],
+      raw: [{ start: utc('2026-11-01T05:30:00'), end: utc('2026-11-01T06:00:00') }],
+    });
+    expect(sketchCover(utc('2026-11-01T05:15:00'), utc('2026-11-01T05:45:00'))).toEqual({
+      days: null,
+      hours: [],
+      raw: [{ start: utc('2026-11-01T05:15:00'), end: utc('2026-11-01T05:45:00') }],
+    });
+  });
+
+  it('floors a session start to its UTC hour', () => {
+    expect(hourOf(new Date('2026-11-01T05:59:59.999Z'))).toBe(utc('2026-11-01T05:00:00'));
+  });
+});
