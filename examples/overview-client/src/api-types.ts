@@ -312,7 +312,10 @@ export interface components {
             share: number;
         };
         MetricChangeDto: {
-            /** @example 12.5 */
+            /**
+             * @description From the two ranges' `visitors`: computed from estimates where those are estimated.
+             * @example 12.5
+             */
             visitors: number | null;
             /** @example 9.07 */
             sessions: number | null;
@@ -327,7 +330,10 @@ export interface components {
         };
         OverviewComparisonDto: {
             /**
-             * @description Distinct visitor ids over the sessions of the range: an exact count, never an estimate.
+             * @description Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
+             *     `filters`, and while the range holds at most `VISITORS_EXACT_UP_TO` sessions (50,000 by
+             *     default); above that, over more than one day, a HyperLogLog estimate within 1 % of the
+             *     exact count (SPEC §1), read from the hourly and daily visitor sketches.
              * @example 802
              */
             visitors: number;
@@ -372,7 +378,10 @@ export interface components {
         };
         OverviewDataDto: {
             /**
-             * @description Distinct visitor ids over the sessions of the range: an exact count, never an estimate.
+             * @description Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
+             *     `filters`, and while the range holds at most `VISITORS_EXACT_UP_TO` sessions (50,000 by
+             *     default); above that, over more than one day, a HyperLogLog estimate within 1 % of the
+             *     exact count (SPEC §1), read from the hourly and daily visitor sketches.
              * @example 802
              */
             visitors: number;
@@ -619,12 +628,16 @@ export interface components {
         };
         ReturningVisitorsDto: {
             /**
-             * @description Visitors of the range whose first-ever session started in the range.
+             * @description Visitors of the range whose first-ever session started in the range: visitors − returning
+             *     (an exact count unless the range's visitors are estimated; see `returning_visitors`).
              * @example 610
              */
             new_visitors: number;
             /**
-             * @description Visitors of the range whose first-ever session started before the range.
+             * @description Visitors of the range whose first-ever session started before the range: the range's
+             *     visitors − its new visitors. Where the overview's `visitors` is a HyperLogLog estimate
+             *     (more than one day and more than `VISITORS_EXACT_UP_TO` sessions, unfiltered), this is the
+             *     estimate minus the exact new visitors (never below 0), within 1 % of the visitors.
              * @example 192
              */
             returning_visitors: number;
@@ -671,7 +684,8 @@ export interface components {
              */
             scroll_depth: components["schemas"]["ScrollDepthBucketDto"][];
             /**
-             * @description Exact counts over the range's visitors. `null` for cookieless sites: their visitor ids
+             * @description Counts over the range's visitors: exact, or from the visitor estimate as `returning_visitors`
+             *     says. `null` for cookieless sites: their visitor ids
              *     rotate daily, so a returning visitor cannot be recognised (see `meta.tracking_mode`).
              */
             returning_visitors: components["schemas"]["ReturningVisitorsDto"] | (never | null);

@@ -19,6 +19,7 @@ describe(loadConfig.name, () => {
       concurrencyPerKey: 4,
       concurrencyPerSite: 6,
       maxRangeDays: 731,
+      visitorsExactUpTo: 50_000,
       maxPageSize: 1000,
       funnelMaxSteps: 10,
       funnelStepsMaxBytes: 4096,

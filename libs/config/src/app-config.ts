@@ -90,6 +90,13 @@ class Environment {
   @Min(1)
   @Max(3660)
   MAX_RANGE_DAYS?: number;
+  /** Visitors are counted exactly up to this many sessions in a range, estimated above it. */
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'must be an integer' })
+  @Min(0)
+  @Max(1_000_000_000)
+  VISITORS_EXACT_UP_TO?: number;
   @IsOptional()
   @Transform(toInt)
   @IsInt({ message: 'must be an integer' })
@@ -218,6 +225,11 @@ export interface Limits {
   /** Report requests (and pooled connections) one site may hold at once, across keys. */
   concurrencyPerSite: number;
   maxRangeDays: number;
+  /**
+   * A range of more than one day with more sessions than this counts its visitors from the
+   * HyperLogLog sketches (within 1 %, SPEC §1); up to it, exactly. 0: always the sketches.
+   */
+  visitorsExactUpTo: number;
   maxPageSize: number;
   funnelMaxSteps: number;
   funnelStepsMaxBytes: number;
@@ -321,6 +333,7 @@ export const DEFAULT_LIMITS: Limits = {
   concurrencyPerKey: 4,
   concurrencyPerSite: 6,
   maxRangeDays: 731,
+  visitorsExactUpTo: 50_000,
   maxPageSize: 1000,
   funnelMaxSteps: 10,
   funnelStepsMaxBytes: 4096,
@@ -357,6 +370,7 @@ function limitsFrom(parsed: Environment): Limits {
     concurrencyPerKey: parsed.REPORT_CONCURRENCY_PER_KEY ?? DEFAULT_LIMITS.concurrencyPerKey,
     concurrencyPerSite: parsed.REPORT_CONCURRENCY_PER_SITE ?? DEFAULT_LIMITS.concurrencyPerSite,
     maxRangeDays: parsed.MAX_RANGE_DAYS ?? DEFAULT_LIMITS.maxRangeDays,
+    visitorsExactUpTo: parsed.VISITORS_EXACT_UP_TO ?? DEFAULT_LIMITS.visitorsExactUpTo,
     maxPageSize: parsed.MAX_PAGE_SIZE ?? DEFAULT_LIMITS.maxPageSize,
     funnelMaxSteps: parsed.FUNNEL_MAX_STEPS ?? DEFAULT_LIMITS.funnelMaxSteps,
     funnelStepsMaxBytes: parsed.FUNNEL_STEPS_MAX_BYTES ?? DEFAULT_LIMITS.funnelStepsMaxBytes,

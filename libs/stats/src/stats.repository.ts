@@ -1,7 +1,8 @@
+import { AppConfig } from '@app/config';
 import { Injectable } from '@nestjs/common';
 import { sql } from 'kysely';
 import { GoalDefinition } from './conversions';
-import { decideTable } from './plan/table-decider';
+import { decideTable, decideVisitorCount, visitorSketchesMayAnswer } from './plan/table-decider';
 import type { StatsQuery } from './query/stats-query';
 import { ReportDb, ReportStatement } from './report-db';
 import {
@@ -13,6 +14,7 @@ import {
   sessionRollupMetrics,
   metricOut,
 } from './sql/metrics';
+import { hourOf, SketchCover, sketchCover, UtcInterval, VisitorSketch } from './rollups/visitor-sketch';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 
@@ -130,6 +132,61 @@ export const sharedStatements = {
         .compile();
   },
 
+  /** Hours of the range whose visitor sketch `aggregate` has yet to rebuild. */
+  pendingSketchHours(query: StatsQuery): ReportStatement<{ n: number | string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('dirty_sketch_hours')
+        .select(sql<number>`COUNT(*)`.as('n'))
+        .where('site_id', '=', query.site.id)
+        .where('bucket', '>=', new Date(hourOf(query.range.startUtc)))
+        .where('bucket', '<', query.range.endUtc)
+        .compile();
+  },
+
+  /** The day and hour sketches of a cover, registers as hex text (the same on every engine and reader). */
+  visitorSketches(query: StatsQuery, cover: SketchCover): ReportStatement<{ registers: string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('visitor_sketches')
+        .select(sql<string>`HEX(registers)`.as('registers'))
+        .where('site_id', '=', query.site.id)
+        .where((eb) => {
+          const grainIn = (grain: 'hour' | 'day', i: UtcInterval) =>
+            eb.and([
+              eb('grain', '=', grain),
+              eb('bucket', '>=', new Date(i.start)),
+              eb('bucket', '<', new Date(i.end)),
+            ]);
+          return eb.or([
+            ...(cover.days ? [grainIn('day', cover.days)] : []),
+            ...cover.hours.map((i) => grainIn('hour', i)),
+          ]);
+        })
+        .compile();
+  },
+
+  /** Visitor ids of the sessions starting in the ragged quarter hours of a range. */
+  edgeVisitorIds(
+    query: StatsQuery,
+    intervals: readonly UtcInterval[],
+  ): ReportStatement<{ visitor_id: string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('sessions')
+        .select('visitor_id')
+        .distinct()
+        .where('site_id', '=', query.site.id)
+        .where((eb) =>
+          eb.or(
+            intervals.map((i) =>
+              eb.and([eb('started_at', '>=', new Date(i.start)), eb('started_at', '<', new Date(i.end))]),
+            ),
+          ),
+        )
+        .compile();
+  },
+
   /** The site's conversion goals, by id. */
   siteGoals(
     siteId: number,
@@ -151,7 +208,44 @@ export interface SiteGoal extends GoalDefinition {
 /** Runs the shared statements and turns their rows into numbers. */
 @Injectable()
 export class StatsRepository {
-  constructor(private readonly db: ReportDb) {}
+  constructor(
+    private readonly db: ReportDb,
+    private readonly config: AppConfig,
+  ) {}
+
+  /**
+   * `metrics` and `sessions` of the query's sessions, and their visitors (SPEC §1): one
+   * statement over the sessions where no sketch can answer (filters, one day, the raw path);
+   * otherwise the session counts from their rollup, then the visitors as decideVisitorCount
+   * says, exactly or from the visitor sketches.
+   */
+  async sessionTotalsAndVisitors<M extends SessionMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): Promise<Record<M | 'sessions' | 'visitors', number>> {
+    const wanted = [...new Set<SessionMetric>([...metrics, 'sessions'])] as Array<M | 'sessions'>;
+    if (!visitorSketchesMayAnswer(query)) return this.sessionTotals(query, [...wanted, 'visitors']);
+    const totals = await this.sessionTotals(query, wanted);
+    return { ...totals, visitors: await this.visitorCount(query, totals.sessions) };
+  }
+
+  /** Distinct visitors of the query's `sessions` sessions: exact, or estimated within 1 %. */
+  private async visitorCount(query: StatsQuery, sessions: number): Promise<number> {
+    const exact = async () => (await this.sessionTotals(query, ['visitors'])).visitors;
+    if (decideVisitorCount(query, sessions, this.config.limits.visitorsExactUpTo) === 'exact') return exact();
+    // An hour aggregate re-derived and has not re-sketched yet: its sketch may miss visitors.
+    const [pending] = await this.db.run(sharedStatements.pendingSketchHours(query));
+    if (Number(pending.n) > 0) return exact();
+    const cover = sketchCover(query.range.startUtc.getTime(), query.range.endUtc.getTime());
+    const [stored, edges] = await Promise.all([
+      this.db.run(sharedStatements.visitorSketches(query, cover)),
+      cover.raw.length > 0 ? this.db.run(sharedStatements.edgeVisitorIds(query, cover.raw)) : [],
+    ]);
+    const sketch = new VisitorSketch();
+    for (const row of stored) sketch.merge(VisitorSketch.decode(Buffer.from(row.registers, 'hex')));
+    for (const row of edges) sketch.add(row.visitor_id);
+    return Math.round(sketch.estimate());
+  }
 
   async sessionTotals<M extends SessionMetric>(
     query: StatsQuery,

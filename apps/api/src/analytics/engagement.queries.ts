@@ -137,10 +137,11 @@ export class EngagementQueries {
   async visitorReturns(query: StatsQuery): Promise<VisitorReturns> {
     if (decideTable(query, 'visitors').kind === 'rollup') {
       const [{ visitors }, [fresh]] = await Promise.all([
-        this.stats.sessionTotals(query, ['visitors']),
+        this.stats.sessionTotalsAndVisitors(query, []),
         this.db.run(engagementStatements.newVisitors(query)),
       ]);
-      return { visitors, returning: visitors - Number(fresh.visitors) };
+      // An estimated count (visitor sketches) can fall short of the exact new visitors.
+      return { visitors, returning: Math.max(0, visitors - Number(fresh.visitors)) };
     }
     const [row] = await this.db.run(engagementStatements.visitorReturns(query));
     return { visitors: Number(row.visitors), returning: Number(row.returners) };

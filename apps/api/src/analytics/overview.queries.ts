@@ -127,13 +127,7 @@ export class OverviewQueries {
   /** Session metrics by session start, pageviews by their own ts (SPEC §1 attribution). */
   async headlineTotals(query: StatsQuery): Promise<HeadlineTotals> {
     const [sessions, pageviews] = await Promise.all([
-      this.stats.sessionTotals(query, [
-        'sessions',
-        'visitors',
-        'bounces',
-        'sessionPageviews',
-        'durationSeconds',
-      ]),
+      this.stats.sessionTotalsAndVisitors(query, ['bounces', 'sessionPageviews', 'durationSeconds']),
       this.stats.pageviewTotals(query, ['pageviews']),
     ]);
     return { ...sessions, pageviews: Number(pageviews.pageviews) };

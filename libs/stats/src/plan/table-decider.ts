@@ -109,3 +109,27 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   }
   return { source, kind: 'rollup', rollupTable: 'session_attribute_rollups', rollupDimension: attribute };
 }
+
+/**
+ * Whether visitor sketches could count this query's visitors (libs/stats/src/rollups/
+ * visitor-sketch.ts): the sketches hold every session of a site, so no filter; SPEC §1 allows
+ * an estimate over more than one day only; the range is whole quarter hours, as the rollups.
+ */
+export function visitorSketchesMayAnswer(query: StatsQuery): boolean {
+  return (
+    query.tables !== 'raw' && query.filters.length === 0 && query.range.days > 1 && rollupCovers(query.range)
+  );
+}
+
+/**
+ * How the visitors of a range with `sessions` sessions are counted: exactly over the sessions,
+ * or from the sketches where they may answer and the range holds more than `exactUpTo`
+ * sessions (an exact count costs about as much as reading those sessions).
+ */
+export function decideVisitorCount(
+  query: StatsQuery,
+  sessions: number,
+  exactUpTo: number,
+): 'exact' | 'sketch' {
+  return visitorSketchesMayAnswer(query) && sessions > exactUpTo ? 'sketch' : 'exact';
+}

@@ -21,11 +21,19 @@ export class ScrollDepthBucketDto {
 }
 
 export class ReturningVisitorsDto {
-  /** Visitors of the range whose first-ever session started in the range. */
+  /**
+   * Visitors of the range whose first-ever session started in the range: visitors − returning
+   * (an exact count unless the range's visitors are estimated; see `returning_visitors`).
+   */
   @ApiProperty({ type: 'integer', example: 610 })
   new_visitors!: number;
 
-  /** Visitors of the range whose first-ever session started before the range. */
+  /**
+   * Visitors of the range whose first-ever session started before the range: the range's
+   * visitors − its new visitors. Where the overview's `visitors` is a HyperLogLog estimate
+   * (more than one day and more than `VISITORS_EXACT_UP_TO` sessions, unfiltered), this is the
+   * estimate minus the exact new visitors (never below 0), within 1 % of the visitors.
+   */
   @ApiProperty({ type: 'integer', example: 192 })
   returning_visitors!: number;
 
@@ -54,7 +62,8 @@ export class EngagementDataDto {
   scroll_depth!: ScrollDepthBucketDto[];
 
   /**
-   * Exact counts over the range's visitors. `null` for cookieless sites: their visitor ids
+   * Counts over the range's visitors: exact, or from the visitor estimate as `returning_visitors`
+   * says. `null` for cookieless sites: their visitor ids
    * rotate daily, so a returning visitor cannot be recognised (see `meta.tracking_mode`).
    */
   returning_visitors!: ReturningVisitorsDto | null;

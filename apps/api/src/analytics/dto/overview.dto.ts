@@ -38,7 +38,12 @@ export class TopItemDto {
 }
 
 export class HeadlineMetricsDto {
-  /** Distinct visitor ids over the sessions of the range: an exact count, never an estimate. */
+  /**
+   * Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
+   * `filters`, and while the range holds at most `VISITORS_EXACT_UP_TO` sessions (50,000 by
+   * default); above that, over more than one day, a HyperLogLog estimate within 1 % of the
+   * exact count (SPEC §1), read from the hourly and daily visitor sketches.
+   */
   @ApiProperty({ type: 'integer', example: 802 })
   visitors!: number;
 
@@ -65,6 +70,7 @@ export class HeadlineMetricsDto {
 
 /** % change per metric: (current − previous) / previous × 100; `null` when the previous value is 0. */
 export class MetricChangeDto {
+  /** From the two ranges' `visitors`: computed from estimates where those are estimated. */
   @ApiProperty({ example: 12.5 })
   visitors!: number | null;
 
