@@ -14,6 +14,8 @@
  *   --engine mariadb     or sqlite: the embedded engine, in a file of its own under the temp directory
  *   --data-dir <dir>     where the NDJSON files go (default: the system's temp directory)
  *   --keep               keep the database and the files
+ *   --reuse <database>   time the reports on a database (or SQLite file) a --keep run left: no
+ *                        dataset, no import; migrate, aggregate what that queued, then measure
  * BENCH_DATABASE_URL (else DATABASE_URL, else mysql://root@127.0.0.1:3306) names the server.
  */
 import path from 'node:path';
@@ -48,11 +50,18 @@ export function parseBenchArgs(argv: string[]): Partial<BenchOptions> {
         throw new Error(`${flag} needs ${flag === '--scale' ? 'a number in (0, 10]' : 'a whole number'}`);
       (options as Record<string, unknown>)[NUMBERS[flag]] = n;
       i++;
-    } else if (flag === '--engine' || flag === '--timezone' || flag === '--data-dir' || flag === '--now') {
+    } else if (
+      flag === '--engine' ||
+      flag === '--timezone' ||
+      flag === '--data-dir' ||
+      flag === '--now' ||
+      flag === '--reuse'
+    ) {
       if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value`);
       if (flag === '--engine') options.engine = value;
       else if (flag === '--timezone') options.timezone = value;
       else if (flag === '--data-dir') options.dataDir = path.resolve(value);
+      else if (flag === '--reuse') options.reuse = value;
       else {
         const now = new Date(value);
         if (Number.isNaN(now.getTime())) throw new Error('--now needs an ISO 8601 time');

@@ -1,4 +1,6 @@
-import { runBench } from '../scripts/bench/run';
+import { rmSync } from 'node:fs';
+import { BenchOptions, BenchResults, runBench } from '../scripts/bench/run';
+import { serverStore, sqliteStore } from '../scripts/bench/store';
 import { endpoints } from '../scripts/bench/endpoints';
 import { firstDifference } from '../scripts/bench/parity';
 import { TEST_ENGINE } from './support/test-env';
@@ -11,28 +13,44 @@ import { TEST_ENGINE } from './support/test-env';
  * the raw tables. The full run is `npm run bench` (BENCHMARKS.md).
  */
 describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
+  const options: Partial<BenchOptions> = {
+    engine: TEST_ENGINE,
+    scale: 0.01,
+    requests: 3,
+    rawRuns: 3,
+    connections: 4,
+    duration: 1,
+    server: process.env.TEST_DATABASE_URL || 'mysql://root@127.0.0.1:3306',
+    progress: false,
+    // Each phase's line with its time, so that a slow phase shows in the test output.
+    log: (line) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
+  };
+  let kept: BenchResults | undefined;
+
+  afterAll(async () => {
+    if (!kept) return;
+    const store =
+      TEST_ENGINE === 'sqlite'
+        ? sqliteStore(kept.database)
+        : await serverStore(options.server!, kept.database);
+    await store.drop();
+    await store.close();
+    rmSync(kept.options.dataDir!, { recursive: true, force: true });
+  });
+
   it('completes, imports every line, and every report agrees with its raw computation', async () => {
-    const results = await runBench({
-      engine: TEST_ENGINE,
-      scale: 0.01,
-      requests: 3,
-      rawRuns: 3,
-      connections: 4,
-      duration: 1,
-      server: process.env.TEST_DATABASE_URL || 'mysql://root@127.0.0.1:3306',
-      progress: false,
-      // Each phase's line with its time, so that a slow phase shows in the test output.
-      log: (line) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${line}\n`),
-    });
+    // Kept for the --reuse run below.
+    const results = await runBench({ ...options, keep: true });
+    kept = results;
 
     for (const step of ['import_empty', 'import_hour', 'import_populated'] as const) {
-      const figures = results.ingest[step];
+      const figures = results.ingest[step]!;
       expect(figures).toMatchObject({ rejected: 0, interrupted: false });
       expect(Number(figures.imported) + Number(figures.duplicates)).toBe(figures.lines);
     }
-    expect(results.ingest.import_empty.lines).toBe(results.dataset.lines.main);
-    expect(results.ingest.import_empty.duplicates).toBeGreaterThan(0);
-    expect(results.rows.site_sessions).toBe(results.dataset.big_site.sessions);
+    expect(results.ingest.import_empty!.lines).toBe(results.dataset!.lines.main);
+    expect(results.ingest.import_empty!.duplicates).toBeGreaterThan(0);
+    expect(results.rows.site_sessions).toBe(results.dataset!.big_site.sessions);
 
     const reports = endpoints(results.site.today).filter((e) => e.raw);
     expect(reports.length).toBeGreaterThanOrEqual(11);
@@ -57,6 +75,23 @@ describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
     expect(results.throughput.map((t) => t.route).sort()).toEqual([...routes].sort());
   }, 900_000);
 
+  it('times the reports again on the kept database with --reuse, importing nothing', async () => {
+    expect(kept).toBeDefined();
+    const again = await runBench({ ...options, rawRuns: 1, reuse: kept!.database });
+    expect(again.dataset).toBeNull();
+    expect(Object.keys(again.ingest)).toEqual(['aggregate_after_migrate']);
+    // Everything was aggregated by the first run: nothing left to do.
+    expect(again.ingest.aggregate_after_migrate).toMatchObject({
+      sessions: 0,
+      remaining: 0,
+      sketch_hours: 0,
+    });
+    expect(again.site.id).toBe(kept!.site.id);
+    expect(again.parity_ok).toBe(true);
+    expect(again.endpoints.map((e) => e.name)).toEqual(kept!.endpoints.map((e) => e.name));
+    for (const endpoint of again.endpoints) expect(endpoint.latency.status_codes).toEqual({ 200: 3 });
+  }, 900_000);
+
   it('finds a difference between two report bodies, and tolerates only an estimate of visitors', () => {
     const raw = { data: { visitors: 1000, sessions: 1200, series: [{ visitors: 10 }] } };
     expect(firstDifference(raw, structuredClone(raw))).toBeUndefined();
@@ -70,5 +105,29 @@ describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
     expect(firstDifference({ data: { ...raw.data, series: [] } }, raw)).toBe(
       '$.data.series: 0 items ≠ 1 items',
     );
+  });
+
+  it('tolerates in the figures computed from visitors only their share of the estimate', () => {
+    // 1,000 visitors of whom 900 new: an estimate 1 % off moves returning by up to 10.
+    const engagement = {
+      returning_visitors: { new_visitors: 900, returning_visitors: 100, returning_share: 10 },
+    };
+    const off = (returning: number, share: number) => ({
+      returning_visitors: { new_visitors: 900, returning_visitors: returning, returning_share: share },
+    });
+    expect(firstDifference(off(110, 10.89), engagement)).toBeUndefined();
+    expect(firstDifference(off(111, 10.89), engagement)).toBe(
+      '$.returning_visitors.returning_visitors: 111 ≠ 100',
+    );
+    expect(firstDifference(off(110, 11.1), engagement)).toBe(
+      '$.returning_visitors.returning_share: 11.1 ≠ 10',
+    );
+    // change = +25 %: each side 1 % off moves it by up to 2.02 % of 125.
+    const overview = { comparison: { visitors: 800, change: { visitors: 25, sessions: 25 } } };
+    const change = (visitors: number) => ({
+      comparison: { visitors: 800, change: { visitors, sessions: 25 } },
+    });
+    expect(firstDifference(change(27.5), overview)).toBeUndefined();
+    expect(firstDifference(change(27.6), overview)).toBe('$.comparison.change.visitors: 27.6 ≠ 25');
   });
 });

@@ -29,34 +29,32 @@ export function formatResults(r: BenchResults): string {
         )}, innodb_flush_log_at_trx_commit ${s.innodb_flush_log_at_trx_commit}, innodb_flush_method ${s.innodb_flush_method}, ` +
           `innodb_io_capacity ${s.innodb_io_capacity}, log_bin ${s.log_bin}, max_connections ${s.max_connections}`
       : r.engine.summary,
-    `dataset: scale ${r.options.scale}, seed ${r.options.seed}, ${r.dataset.from} → ${r.dataset.to}; big site ` +
-      `(${r.site.timezone}) ${num(r.dataset.big_site.pageviews, 0)} pageviews, ${num(r.dataset.big_site.sessions, 0)} sessions, ` +
-      `${num(r.dataset.big_site.hits, 0)} hits; ${r.dataset.small_sites.sites} small sites, ${num(r.dataset.small_sites.hits, 0)} hits; ` +
-      `${num(r.dataset.late_hits, 0)} late, ${num(r.dataset.resent_hits, 0)} sent twice`,
+    r.dataset
+      ? `dataset: scale ${r.options.scale}, seed ${r.options.seed}, ${r.dataset.from} → ${r.dataset.to}; big site ` +
+          `(${r.site.timezone}) ${num(r.dataset.big_site.pageviews, 0)} pageviews, ${num(r.dataset.big_site.sessions, 0)} sessions, ` +
+          `${num(r.dataset.big_site.hits, 0)} hits; ${r.dataset.small_sites.sites} small sites, ${num(r.dataset.small_sites.hits, 0)} hits; ` +
+          `${num(r.dataset.late_hits, 0)} late, ${num(r.dataset.resent_hits, 0)} sent twice`
+      : `dataset: the kept database ${r.database} (--reuse); big site (${r.site.timezone}) ${num(r.rows.site_hits, 0)} hits, ` +
+          `${num(r.rows.site_sessions, 0)} sessions; ${num(r.rows.hits, 0)} hits in all`,
     '',
   );
   const i = r.ingest;
+  const rows: Array<[string, Record<string, unknown> | undefined]> = [
+    ['import into empty tables', i.import_empty],
+    ['aggregate, full backfill', i.aggregate_backfill],
+    ['import one more hour', i.import_hour],
+    ['aggregate one more hour', i.aggregate_hour],
+    ['import the last day again (loaded tables)', i.import_populated],
+    ['aggregate that day', i.aggregate_day],
+    ['aggregate after migrate (kept database)', i.aggregate_after_migrate],
+  ];
+  const cell = (c: unknown) => (typeof c === 'number' ? num(c, 2) : typeof c === 'string' ? c : '');
   lines.push(
     table(
       ['ingest', 'lines', 'seconds', 'hits/s'],
-      [
-        [
-          'import into empty tables',
-          i.import_empty.lines,
-          i.import_empty.seconds,
-          i.import_empty.hits_per_second,
-        ],
-        ['aggregate, full backfill', '', i.aggregate_backfill.seconds, ''],
-        ['import one more hour', i.import_hour.lines, i.import_hour.seconds, i.import_hour.hits_per_second],
-        ['aggregate one more hour', '', i.aggregate_hour.seconds, ''],
-        [
-          'import the last day again (loaded tables)',
-          i.import_populated.lines,
-          i.import_populated.seconds,
-          i.import_populated.hits_per_second,
-        ],
-        ['aggregate that day', '', i.aggregate_day.seconds, ''],
-      ].map((row) => row.map((c) => (typeof c === 'number' ? num(c, 2) : c === null ? '' : String(c)))),
+      rows
+        .filter(([, f]) => f !== undefined)
+        .map(([name, f]) => [name, cell(f?.lines), cell(f?.seconds), cell(f?.hits_per_second)]),
     ),
     '',
   );

@@ -28,6 +28,7 @@ import { AppConfig, loadConfig } from '@app/config';
 import { DatabaseConnector } from '@app/db';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { DataSource } from 'typeorm';
 import {
   BIG_SITE_EVENTS,
   BIG_SITE_GOALS,
@@ -63,6 +64,11 @@ export interface BenchOptions {
   server: string;
   dataDir?: string;
   keep: boolean;
+  /**
+   * A database (or SQLite file) an earlier run kept (`--keep`): no dataset, no import. The run
+   * migrates it, aggregates (what a new migration queued), and times the reports on its data.
+   */
+  reuse?: string;
   /** Progress bars and the CLI's own bars on stderr (a terminal only). */
   progress: boolean;
   log: (line: string) => void;
@@ -152,16 +158,19 @@ export interface BenchResults {
   engine: EngineDescription;
   /** The database's name, or the SQLite file. */
   database: string;
-  dataset: DatasetSummary;
+  /** null when the run reused a kept database (`--reuse`). */
+  dataset: DatasetSummary | null;
   site: { id: number; timezone: string; today: string };
   rows: Record<string, number>;
+  /** A run on a kept database has only `aggregate_after_migrate`; a full run every other. */
   ingest: {
-    import_empty: ImportFigures;
-    aggregate_backfill: CliFigures;
-    import_hour: ImportFigures;
-    aggregate_hour: CliFigures;
-    import_populated: ImportFigures;
-    aggregate_day: CliFigures;
+    import_empty?: ImportFigures;
+    aggregate_backfill?: CliFigures;
+    import_hour?: ImportFigures;
+    aggregate_hour?: CliFigures;
+    import_populated?: ImportFigures;
+    aggregate_day?: CliFigures;
+    aggregate_after_migrate?: CliFigures;
   };
   endpoints: EndpointResult[];
   throughput: ThroughputFigures[];
@@ -258,6 +267,53 @@ async function createSites(store: BenchStore, label: string, profiles: SiteProfi
     for (const goal of BIG_SITE_GOALS)
       await admin.createGoal(big.id, goal.name, goal.event ? { event: goal.event } : { path: goal.path });
     return (await admin.createKey(user.id, 'bench')).secret;
+  } finally {
+    await db.close();
+    await moduleRef.close();
+  }
+}
+
+/**
+ * A kept database's big site ('Bench', made by createSites) and a new key of its user: what a
+ * `--reuse` run reads with.
+ */
+async function existingSite(store: BenchStore, label: string): Promise<{ key: string; site: SiteContext }> {
+  const { CliModule, CliProgram } = await import('../../apps/cli/src/cli.module');
+  const { AdminService } = await import('../../apps/cli/src/admin.service');
+  const moduleRef = await Test.createTestingModule({ imports: [CliModule] })
+    .overrideProvider(CliProgram)
+    .useValue({})
+    .overrideProvider(AppConfig)
+    .useValue(loadConfig({ ...process.env, ...store.env, API_DATABASE_URL: '', LOG_LEVEL: 'silent' }))
+    .setLogger(new ConsoleLogger({ logLevels: ['error', 'fatal'] }))
+    .compile();
+  const db = moduleRef.get(DatabaseConnector);
+  await db.connect();
+  try {
+    const ds = moduleRef.get(DataSource);
+    const [site] = await ds.query<
+      Array<{
+        id: number;
+        timezone: string;
+        currency: string;
+        tracking_mode: 'full' | 'cookieless';
+        user_id: number;
+      }>
+    >(
+      "SELECT s.id, s.timezone, s.currency, s.tracking_mode, m.user_id FROM sites s JOIN memberships m ON m.site_id = s.id WHERE s.name = 'Bench' ORDER BY s.id LIMIT 1",
+    );
+    if (!site)
+      throw new Error(`--reuse ${store.name}: no site named Bench (not a database kept by npm run bench)`);
+    const key = (await moduleRef.get(AdminService).createKey(Number(site.user_id), `bench ${label}`)).secret;
+    return {
+      key,
+      site: {
+        id: Number(site.id),
+        timezone: site.timezone,
+        currency: site.currency,
+        trackingMode: site.tracking_mode,
+      },
+    };
   } finally {
     await db.close();
     await moduleRef.close();
@@ -369,8 +425,8 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
   const label = `stats_bench_${Date.now().toString(36)}`;
   const store =
     options.engine === 'sqlite'
-      ? sqliteStore(path.join(tmpdir(), `${label}.sqlite`))
-      : await serverStore(options.server, label);
+      ? sqliteStore(options.reuse ? path.resolve(options.reuse) : path.join(tmpdir(), `${label}.sqlite`))
+      : await serverStore(options.server, options.reuse ?? label);
   const database = store.name;
   const env = { ...store.env, REDIS_URL: '', LOG_LEVEL: 'warn' };
   // One key reads one site here: per-key and per-site concurrency caps (where the API has them)
@@ -413,55 +469,71 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     // After migrate: the SQLite file exists then, and its settings can be read.
     const engine = await store.describe();
     log(engine.summary);
-    const profiles = siteProfiles({
-      scale: options.scale,
-      seed: options.seed,
-      smallSites: options.smallSites,
-      bigSiteTimezone: options.timezone,
-    });
-    const big = profiles[0];
-    const key = await createSites(store, label, profiles);
-    phase('setup');
-    log(`generating scale ${options.scale} (seed ${options.seed}) into ${dataDir}…`);
-    progress.start('generate [{bar}] {percentage}% | {value}/{total} hours', 30 * 24);
-    const dataset = await writeDataset(
-      {
+    let dataset: DatasetSummary | null = null;
+    let site: SiteContext;
+    let key: string;
+    const ingest: BenchResults['ingest'] = {};
+    let files: DatasetSummary['files'] | undefined;
+    if (options.reuse) {
+      ({ key, site } = await existingSite(store, label));
+      phase('setup');
+      log('aggregate (whatever the migrations queued)…');
+      ingest.aggregate_after_migrate = await cli(['aggregate'], env, options.progress);
+      log(`  ${String(ingest.aggregate_after_migrate.seconds)} s`);
+      phase('import_and_aggregate');
+    } else {
+      const profiles = siteProfiles({
         scale: options.scale,
         seed: options.seed,
         smallSites: options.smallSites,
-        now,
-        dir: dataDir,
         bigSiteTimezone: options.timezone,
-        onHits: () => progress.increment(),
-      },
-      profiles,
-    );
-    progress.stop();
-    log(
-      `dataset: big site ${dataset.big_site.pageviews} pageviews, ${dataset.big_site.sessions} sessions, ` +
-        `${dataset.big_site.hits} hits; ${dataset.small_sites.sites} small sites ${dataset.small_sites.hits} hits; ` +
-        `${dataset.lines.main} + ${dataset.lines.hour} lines (${dataset.seconds} s)`,
-    );
+      });
+      const big = profiles[0];
+      key = await createSites(store, label, profiles);
+      phase('setup');
+      log(`generating scale ${options.scale} (seed ${options.seed}) into ${dataDir}…`);
+      progress.start('generate [{bar}] {percentage}% | {value}/{total} hours', 30 * 24);
+      dataset = await writeDataset(
+        {
+          scale: options.scale,
+          seed: options.seed,
+          smallSites: options.smallSites,
+          now,
+          dir: dataDir,
+          bigSiteTimezone: options.timezone,
+          onHits: () => progress.increment(),
+        },
+        profiles,
+      );
+      files = dataset.files;
+      progress.stop();
+      log(
+        `dataset: big site ${dataset.big_site.pageviews} pageviews, ${dataset.big_site.sessions} sessions, ` +
+          `${dataset.big_site.hits} hits; ${dataset.small_sites.sites} small sites ${dataset.small_sites.hits} hits; ` +
+          `${dataset.lines.main} + ${dataset.lines.hour} lines (${dataset.seconds} s)`,
+      );
 
-    phase('generate');
-    log('import into empty tables…');
-    const importEmpty = importFigures(await cli(['import', dataset.files.main], env, options.progress));
-    log(`  ${importEmpty.hits_per_second} hits/s (${String(importEmpty.seconds)} s)`);
-    log('aggregate (full backfill)…');
-    const aggregateBackfill = await cli(['aggregate'], env, options.progress);
-    log(`  ${String(aggregateBackfill.seconds)} s`);
-    log('import and aggregate one more hour…');
-    const importHour = importFigures(await cli(['import', dataset.files.hour], env, false));
-    const aggregateHour = await cli(['aggregate'], env, false);
-    log(`  aggregate ${String(aggregateHour.seconds)} s`);
+      phase('generate');
+      log('import into empty tables…');
+      const importEmpty = importFigures(await cli(['import', files.main], env, options.progress));
+      ingest.import_empty = importEmpty;
+      log(`  ${importEmpty.hits_per_second} hits/s (${String(importEmpty.seconds)} s)`);
+      log('aggregate (full backfill)…');
+      ingest.aggregate_backfill = await cli(['aggregate'], env, options.progress);
+      log(`  ${String(ingest.aggregate_backfill.seconds)} s`);
+      log('import and aggregate one more hour…');
+      ingest.import_hour = importFigures(await cli(['import', files.hour], env, false));
+      ingest.aggregate_hour = await cli(['aggregate'], env, false);
+      log(`  aggregate ${String(ingest.aggregate_hour.seconds)} s`);
 
-    phase('import_and_aggregate');
-    const site: SiteContext = {
-      id: big.id,
-      timezone: big.timezone,
-      currency: big.currency,
-      trackingMode: big.tracking,
-    };
+      phase('import_and_aggregate');
+      site = {
+        id: big.id,
+        timezone: big.timezone,
+        currency: big.currency,
+        trackingMode: big.tracking,
+      };
+    }
     const today = siteToday(site);
     const list = endpoints(today);
     const rows = await store.counts(site.id);
@@ -599,12 +671,15 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     );
 
     phase('throughput_and_cache');
-    log('import the last day again as new hits (tables already loaded)…');
-    const importPopulated = importFigures(await cli(['import', dataset.files.again], env, options.progress));
-    const aggregateDay = await cli(['aggregate'], env, false);
-    log(`  ${importPopulated.hits_per_second} hits/s; aggregate ${String(aggregateDay.seconds)} s`);
-
-    phase('import_again');
+    if (files) {
+      log('import the last day again as new hits (tables already loaded)…');
+      ingest.import_populated = importFigures(await cli(['import', files.again], env, options.progress));
+      ingest.aggregate_day = await cli(['aggregate'], env, false);
+      log(
+        `  ${ingest.import_populated.hits_per_second} hits/s; aggregate ${String(ingest.aggregate_day.seconds)} s`,
+      );
+      phase('import_again');
+    }
     machine.load_average_end = loadavg().map((n) => round(n, 2));
     const finished: BenchResults = {
       started_at: startedAt.toISOString(),
@@ -623,6 +698,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
         now: now.toISOString(),
         dataDir,
         keep: options.keep,
+        reuse: options.reuse,
       },
       machine,
       engine,
@@ -630,14 +706,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
       dataset,
       site: { id: site.id, timezone: site.timezone, today },
       rows,
-      ingest: {
-        import_empty: importEmpty,
-        aggregate_backfill: aggregateBackfill,
-        import_hour: importHour,
-        aggregate_hour: aggregateHour,
-        import_populated: importPopulated,
-        aggregate_day: aggregateDay,
-      },
+      ingest,
       endpoints: results,
       throughput,
       cache: { path: overviewPath, overview_hit: overviewHit, health_live: live, ratio },
@@ -653,7 +722,8 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     progress.stop();
     await raw?.close();
     for (const p of processes) await p.stop('SIGTERM');
-    if (!options.keep) {
+    if (options.reuse) await store.dropApiAccount();
+    else if (!options.keep) {
       await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }

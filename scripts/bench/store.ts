@@ -28,6 +28,8 @@ export interface BenchStore {
   counts(siteId: number): Promise<Record<string, number>>;
   /** Deletes the data (and the API account). */
   drop(): Promise<void>;
+  /** Deletes the API account this run made (a server's), keeping the data. */
+  dropApiAccount(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -75,6 +77,9 @@ export async function serverStore(server: string, database: string): Promise<Ben
   const dbUrl = url.toString();
   // The API runs as the read-only account `migrate` creates (it refuses a user that can write).
   const apiUrl = readOnlyApiUrl(dbUrl, `bench_api_${Date.now().toString(36)}`);
+  const dropApiAccount = async () => {
+    await admin.query('DROP USER IF EXISTS ?@?', [new URL(apiUrl).username, '%']);
+  };
   return {
     name: database,
     env: { DATABASE_URL: dbUrl, API_DATABASE_URL: apiUrl },
@@ -105,8 +110,9 @@ export async function serverStore(server: string, database: string): Promise<Ben
     },
     async drop() {
       await admin.query(`DROP DATABASE IF EXISTS \`${database}\``);
-      await admin.query('DROP USER IF EXISTS ?@?', [new URL(apiUrl).username, '%']);
+      await dropApiAccount();
     },
+    dropApiAccount,
     async close() {
       await admin.end();
     },
@@ -162,6 +168,7 @@ export function sqliteStore(file: string): BenchStore {
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${file}${suffix}`, { force: true });
       return Promise.resolve();
     },
+    dropApiAccount: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };
 }
