@@ -722,8 +722,9 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     progress.stop();
     await raw?.close();
     for (const p of processes) await p.stop('SIGTERM');
-    if (options.reuse) await store.dropApiAccount();
-    else if (!options.keep) {
+    // A kept database keeps its data, not this run's API account: a --reuse run makes its own.
+    if (options.reuse || options.keep) await store.dropApiAccount();
+    else {
       await store.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
