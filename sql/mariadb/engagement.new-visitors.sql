@@ -4,10 +4,10 @@
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 2026-04-02T22:00:00.000Z
 SELECT
-  COUNT(*) AS `visitors`
+  COALESCE(SUM(`f`.`visitors`), 0) AS `visitors`
 FROM
-  `visitors` AS `v`
+  `visitor_first_rollups` AS `f`
 WHERE
-  `v`.`site_id` = ?
-  AND `v`.`first_session_at` >= ?
-  AND `v`.`first_session_at` < ?;
+  `f`.`site_id` = ?
+  AND `f`.`bucket` >= ?
+  AND `f`.`bucket` < ?;

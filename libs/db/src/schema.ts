@@ -171,7 +171,15 @@ export interface DirtySketchHoursTable {
   bucket: Date;
 }
 
+/** New visitors by 15-minute UTC bucket of their first session (migration 1765300000000). */
+export interface VisitorFirstRollupsTable {
+  site_id: number;
+  bucket: Date;
+  visitors: number;
+}
+
 export interface StatsDatabase {
+  visitor_first_rollups: VisitorFirstRollupsTable;
   visitor_sketches: VisitorSketchesTable;
   dirty_sketch_hours: DirtySketchHoursTable;
   session_path_rollups: SessionPathRollupsTable;

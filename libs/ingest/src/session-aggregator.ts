@@ -15,6 +15,7 @@ import {
   pathRollupDeltas,
   ROLLUP_DIMENSIONS,
   RolledUpSession,
+  rollupBucket,
   RollupDelta,
   sessionRollupDeltas,
 } from '@app/stats/rollups/session-rollup';
@@ -167,6 +168,7 @@ export class SessionAggregator {
         [...before, ...after].map((r) => new Date(r.started_at)),
       );
       const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
+      const firstBefore = await this.firstSessions(em, siteId, touched);
       await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
         siteId,
         ...touched,
@@ -178,6 +180,12 @@ export class SessionAggregator {
          GROUP BY site_id, visitor_id`,
         [siteId, ...touched],
       );
+      await this.applyNewVisitorDeltas(
+        em,
+        siteId,
+        firstBefore,
+        await this.firstSessions(em, siteId, touched),
+      );
       visitors += touched.length;
       await em.query(
         `DELETE FROM dirty_sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
@@ -185,6 +193,50 @@ export class SessionAggregator {
       );
     }
     return { sessions: queued.length, visitors, sites: [...bySite.keys()] };
+  }
+
+  /** The first-session starts these visitors have in the visitors table. */
+  private async firstSessions(em: EntityManager, siteId: number, visitorIds: string[]): Promise<Date[]> {
+    const rows: Array<{ first_session_at: Date }> = await em.query(
+      `SELECT first_session_at FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(visitorIds.length)})`,
+      [siteId, ...visitorIds],
+    );
+    return rows.map((r) => new Date(r.first_session_at));
+  }
+
+  /**
+   * Keeps visitor_first_rollups equal to the visitors table: the touched visitors' first
+   * sessions before this chunk leave their buckets and their first sessions now enter theirs.
+   */
+  private async applyNewVisitorDeltas(
+    em: EntityManager,
+    siteId: number,
+    before: readonly Date[],
+    after: readonly Date[],
+  ): Promise<void> {
+    const deltas = new Map<number, number>();
+    for (const at of before)
+      deltas.set(rollupBucket(at).getTime(), (deltas.get(rollupBucket(at).getTime()) ?? 0) - 1);
+    for (const at of after)
+      deltas.set(rollupBucket(at).getTime(), (deltas.get(rollupBucket(at).getTime()) ?? 0) + 1);
+    const changed = [...deltas].filter(([, n]) => n !== 0);
+    const d = this.sql.dialect;
+    for (let i = 0; i < changed.length; i += ROLLUP_WRITE_ROWS) {
+      const part = changed.slice(i, i + ROLLUP_WRITE_ROWS);
+      await em.query(
+        d.upsertAdd('visitor_first_rollups', ['site_id', 'bucket'], ['visitors'], part.length, [
+          'site_id',
+          'bucket',
+        ]),
+        part.flatMap(([bucket, n]) => [siteId, new Date(bucket), n]),
+      );
+      const emptied = part.filter(([, n]) => n < 0);
+      if (emptied.length === 0) continue;
+      await em.query(
+        `DELETE FROM visitor_first_rollups WHERE site_id = ? AND visitors = 0 AND bucket IN (${inList(emptied.length)})`,
+        [siteId, ...emptied.map(([bucket]) => new Date(bucket))],
+      );
+    }
   }
 
   /** The derived rows of these sessions as the rollup and the visitors table need them. */

@@ -9,6 +9,7 @@ import { VisitorsByFirstSession1764800000000 } from './1764800000000-visitors-by
 import { SessionsByEnd1764900000000 } from './1764900000000-sessions-by-end';
 import { HitsByStep1765000000000 } from './1765000000000-hits-by-step';
 import { VisitorSketches1765200000000 } from './1765200000000-visitor-sketches';
+import { NewVisitorRollups1765300000000 } from './1765300000000-new-visitor-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -22,4 +23,5 @@ export const MIGRATIONS = [
   SessionsByEnd1764900000000,
   HitsByStep1765000000000,
   VisitorSketches1765200000000,
+  NewVisitorRollups1765300000000,
 ];

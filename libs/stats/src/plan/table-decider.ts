@@ -28,9 +28,10 @@ export interface TableChoice {
   /**
    * For the session rollup: `session_rollups` (one attribute per row), or
    * `session_attribute_rollups` (every attribute per row) when the filters name an attribute
-   * other than the one the rows are of.
+   * other than the one the rows are of. For new visitors: `visitor_first_rollups`, or none
+   * (the visitors table's index by first session).
    */
-  rollupTable?: 'session_rollups' | 'session_attribute_rollups';
+  rollupTable?: 'session_rollups' | 'session_attribute_rollups' | 'visitor_first_rollups';
 }
 
 /** What a statement needs, so the decider can tell whether a rollup has it. */
@@ -69,7 +70,11 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   if (source === 'visitors') {
     // The visitors table (first session per visitor, kept by aggregate with the sessions) counts
     // a range's new visitors; under filters a new visitor must also have a selected session.
-    return query.tables === 'raw' || query.filters.length > 0 ? raw : { source, kind: 'rollup' };
+    if (query.tables === 'raw' || query.filters.length > 0) return raw;
+    // Over whole quarter hours, its rollup by the bucket of the first session does.
+    return rollupCovers(query.range)
+      ? { source, kind: 'rollup', rollupTable: 'visitor_first_rollups' }
+      : { source, kind: 'rollup' };
   }
   const kept = ROLLED_UP[source];
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
