@@ -15,21 +15,21 @@
 --   $13 = 1
 --   $14 = "A"
 --   $15 = 7
---   $16 = 2026-03-19T23:00:00.000Z
---   $17 = 2026-04-02T22:00:00.000Z
+--   $16 = 2026-03-20T00:00:00.000Z
+--   $17 = 2026-04-02T00:00:00.000Z
 --   $18 = "DE"
 --   $19 = "FR"
 --   $20 = 1
 --   $21 = "A"
 --   $22 = 7
 --   $23 = 2026-03-19T23:00:00.000Z
---   $24 = 2026-04-02T22:00:00.000Z
+--   $24 = 2026-03-20T00:00:00.000Z
 --   $25 = "DE"
 --   $26 = "FR"
 --   $27 = 1
 --   $28 = "A"
 --   $29 = 7
---   $30 = 2026-03-19T23:00:00.000Z
+--   $30 = 2026-04-02T00:00:00.000Z
 --   $31 = 2026-04-02T22:00:00.000Z
 --   $32 = "DE"
 --   $33 = "FR"
@@ -42,7 +42,21 @@
 --   $40 = "FR"
 --   $41 = 1
 --   $42 = "A"
---   $43 = 10
+--   $43 = 7
+--   $44 = 2026-03-19T23:00:00.000Z
+--   $45 = 2026-04-02T22:00:00.000Z
+--   $46 = "DE"
+--   $47 = "FR"
+--   $48 = 1
+--   $49 = "A"
+--   $50 = 7
+--   $51 = 2026-03-19T23:00:00.000Z
+--   $52 = 2026-04-02T22:00:00.000Z
+--   $53 = "DE"
+--   $54 = "FR"
+--   $55 = 1
+--   $56 = "A"
+--   $57 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -105,18 +119,58 @@ FROM
           `r`.`value` AS `value`,
           COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
         FROM
-          `session_rollups` AS `r`
-        WHERE
           (
-            `r`.`site_id` = ?
-            AND `r`.`dimension` = 'country'
-            AND `r`.`bucket` >= ?
-            AND `r`.`bucket` < ?
-            AND (
-              (`r`.`value` IN (?, ?))
-              AND NOT (SUBSTRING(`r`.`value`, 1, ?) = ?)
-            )
-          )
+            SELECT
+              `r`.`value`,
+              `r`.`sessions`
+            FROM
+              `session_day_rollups` AS `r`
+            WHERE
+              (
+                `r`.`site_id` = ?
+                AND `r`.`dimension` = 'country'
+                AND `r`.`bucket` >= ?
+                AND `r`.`bucket` < ?
+                AND (
+                  (`r`.`value` IN (?, ?))
+                  AND NOT (SUBSTRING(`r`.`value`, 1, ?) = ?)
+                )
+              )
+            UNION ALL
+            SELECT
+              `r`.`value`,
+              `r`.`sessions`
+            FROM
+              `session_rollups` AS `r`
+            WHERE
+              (
+                `r`.`site_id` = ?
+                AND `r`.`dimension` = 'country'
+                AND `r`.`bucket` >= ?
+                AND `r`.`bucket` < ?
+                AND (
+                  (`r`.`value` IN (?, ?))
+                  AND NOT (SUBSTRING(`r`.`value`, 1, ?) = ?)
+                )
+              )
+            UNION ALL
+            SELECT
+              `r`.`value`,
+              `r`.`sessions`
+            FROM
+              `session_rollups` AS `r`
+            WHERE
+              (
+                `r`.`site_id` = ?
+                AND `r`.`dimension` = 'country'
+                AND `r`.`bucket` >= ?
+                AND `r`.`bucket` < ?
+                AND (
+                  (`r`.`value` IN (?, ?))
+                  AND NOT (SUBSTRING(`r`.`value`, 1, ?) = ?)
+                )
+              )
+          ) AS `r`
         GROUP BY
           `r`.`value`
         UNION ALL

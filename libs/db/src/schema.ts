@@ -179,6 +179,9 @@ export interface VisitorFirstRollupsTable {
 }
 
 export interface StatsDatabase {
+  /** session_rollups and session_path_rollups by UTC day (migration 1765400000000). */
+  session_day_rollups: SessionRollupsTable;
+  session_path_day_rollups: SessionPathRollupsTable;
   visitor_first_rollups: VisitorFirstRollupsTable;
   visitor_sketches: VisitorSketchesTable;
   dirty_sketch_hours: DirtySketchHoursTable;

@@ -18,6 +18,7 @@ import {
   rollupBucket,
   RollupDelta,
   sessionRollupDeltas,
+  utcDayBucket,
 } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
@@ -161,6 +162,18 @@ export class SessionAggregator {
       const after = await this.derivedSessions(em, siteId, sessionIds);
       await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
       await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
+      await this.applyRollupDeltas(
+        em,
+        siteId,
+        sessionRollupDeltas(before, after, utcDayBucket),
+        'session_day_rollups',
+      );
+      await this.applyPathRollupDeltas(
+        em,
+        siteId,
+        pathRollupDeltas(before, after, utcDayBucket),
+        'session_path_day_rollups',
+      );
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
       await this.sketches.queue(
         em,
@@ -257,9 +270,14 @@ export class SessionAggregator {
    * Keeps the session rollup equal to the sessions table: the re-derived sessions' old rows
    * subtracted and new rows added, in the chunk's transaction; rows left with no session go.
    */
-  private applyRollupDeltas(em: EntityManager, siteId: number, deltas: RollupDelta[]): Promise<void> {
+  private applyRollupDeltas(
+    em: EntityManager,
+    siteId: number,
+    deltas: RollupDelta[],
+    table: 'session_rollups' | 'session_day_rollups' = 'session_rollups',
+  ): Promise<void> {
     return this.applyDeltas(em, siteId, deltas, {
-      table: 'session_rollups',
+      table,
       keys: ROLLUP_KEYS,
       sums: ROLLUP_SUMS,
       identity: ['dimension', 'bucket', 'value'],
@@ -269,9 +287,14 @@ export class SessionAggregator {
   }
 
   /** The same for the entry and exit pages (keyed by the path's MD5, as the migration does). */
-  private applyPathRollupDeltas(em: EntityManager, siteId: number, deltas: PathRollupDelta[]): Promise<void> {
+  private applyPathRollupDeltas(
+    em: EntityManager,
+    siteId: number,
+    deltas: PathRollupDelta[],
+    table: 'session_path_rollups' | 'session_path_day_rollups' = 'session_path_rollups',
+  ): Promise<void> {
     return this.applyDeltas(em, siteId, deltas, {
-      table: 'session_path_rollups',
+      table,
       keys: PATH_ROLLUP_KEYS,
       sums: ['sessions'],
       identity: ['dimension', 'bucket', 'path_hash'],

@@ -19,3 +19,4 @@ export * from './sql/session-filter';
 export * from './plan/table-decider';
 export * from './rollups/session-rollup';
 export * from './sql/pageviews-by-session';
+export * from './rollups/day-split';

@@ -14,6 +14,7 @@ import {
   sessionRollupMetrics,
   metricOut,
 } from './sql/metrics';
+import { rollupParts } from './rollups/day-split';
 import { hourOf, SketchCover, sketchCover, UtcInterval, VisitorSketch } from './rollups/visitor-sketch';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
@@ -42,11 +43,22 @@ export const sharedStatements = {
     if (table.kind === 'rollup') {
       return (d) => {
         const r = sessionRollupMetrics('r');
-        // Each session has exactly one value of each attribute: one attribute's rows add up to them all.
+        // Each session has exactly one value of each attribute: one attribute's rows add up to them
+        // all. Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+        const parts = rollupParts(query, 'session_rollups', 'session_day_rollups').map((part) =>
+          d.builder
+            .selectFrom(`${part.table} as r` as 'session_rollups as r')
+            .select(['r.sessions', 'r.bounces', 'r.session_pageviews', 'r.duration_seconds'])
+            .where(where.sessionRollups(part.query, table.rollupDimension ?? 'channel', 'r')),
+        );
         return d.builder
-          .selectFrom('session_rollups as r')
+          .selectFrom(
+            parts
+              .slice(1)
+              .reduce((union, part) => union.unionAll(part), parts[0])
+              .as('r'),
+          )
           .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
-          .where(where.sessionRollups(query, table.rollupDimension ?? 'channel', 'r'))
           .compile();
       };
     }

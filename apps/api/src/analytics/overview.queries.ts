@@ -3,6 +3,7 @@ import {
   decideTable,
   ReportDb,
   ReportStatement,
+  rollupParts,
   sessionMetrics,
   sessionRollupMetrics,
   StatsQuery,
@@ -61,36 +62,58 @@ export const overviewStatements = {
         }
         const rollup = table.kind === 'rollup';
         if (rollup && (list === 'entry_path' || list === 'exit_path')) {
+          // Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+          const parts = rollupParts(query, 'session_path_rollups', 'session_path_day_rollups').map((part) =>
+            d.builder
+              .selectFrom(`${part.table} as p` as 'session_path_rollups as p')
+              .select(['p.path_hash', 'p.path', 'p.sessions'])
+              .where(where.sessionPathRollups(part.query, list, 'p')),
+          );
           return d.builder
-            .selectFrom('session_path_rollups as p')
+            .selectFrom(
+              parts
+                .slice(1)
+                .reduce((union, part) => union.unionAll(part), parts[0])
+                .as('p'),
+            )
             .select([
               sql.lit(list).as('list'),
               sql.ref('p.path').as('value'),
               sessionRollupMetrics('p').sessions.as('sessions'),
             ])
-            .where(where.sessionPathRollups(query, list, 'p'))
             .groupBy(['p.path_hash', 'p.path']) as TopListGroup;
         }
-        return rollup
-          ? (d.builder
-              .selectFrom('session_rollups as r')
-              .select([
-                sql.lit(list).as('list'),
-                sql.ref('r.value').as('value'),
-                sessionRollupMetrics('r').sessions.as('sessions'),
-              ])
-              .where(where.sessionRollups(query, list, 'r'))
-              .groupBy('r.value') as TopListGroup)
-          : (d.builder
-              .selectFrom('sessions as s')
-              .select([
-                sql.lit(list).as('list'),
-                sql.ref(`s.${list}`).as('value'),
-                sessionMetrics('s').sessions.as('sessions'),
-              ])
-              .where(where.sessions(query, 's'))
-              .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
-              .groupBy(`s.${list}`) as TopListGroup);
+        if (rollup) {
+          const parts = rollupParts(query, 'session_rollups', 'session_day_rollups').map((part) =>
+            d.builder
+              .selectFrom(`${part.table} as r` as 'session_rollups as r')
+              .select(['r.value', 'r.sessions'])
+              .where(where.sessionRollups(part.query, list, 'r')),
+          );
+          return d.builder
+            .selectFrom(
+              parts
+                .slice(1)
+                .reduce((union, part) => union.unionAll(part), parts[0])
+                .as('r'),
+            )
+            .select([
+              sql.lit(list).as('list'),
+              sql.ref('r.value').as('value'),
+              sessionRollupMetrics('r').sessions.as('sessions'),
+            ])
+            .groupBy('r.value') as TopListGroup;
+        }
+        return d.builder
+          .selectFrom('sessions as s')
+          .select([
+            sql.lit(list).as('list'),
+            sql.ref(`s.${list}`).as('value'),
+            sessionMetrics('s').sessions.as('sessions'),
+          ])
+          .where(where.sessions(query, 's'))
+          .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
+          .groupBy(`s.${list}`) as TopListGroup;
       });
       const all = groups.slice(1).reduce((union, g) => union.unionAll(g), groups[0]);
       return d.builder

@@ -10,6 +10,7 @@ import { SessionsByEnd1764900000000 } from './1764900000000-sessions-by-end';
 import { HitsByStep1765000000000 } from './1765000000000-hits-by-step';
 import { VisitorSketches1765200000000 } from './1765200000000-visitor-sketches';
 import { NewVisitorRollups1765300000000 } from './1765300000000-new-visitor-rollups';
+import { SessionDayRollups1765400000000 } from './1765400000000-session-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -24,4 +25,5 @@ export const MIGRATIONS = [
   HitsByStep1765000000000,
   VisitorSketches1765200000000,
   NewVisitorRollups1765300000000,
+  SessionDayRollups1765400000000,
 ];

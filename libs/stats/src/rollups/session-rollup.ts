@@ -78,10 +78,11 @@ function netSessionDeltas<R extends object>(
   before: RolledUpSession[],
   after: RolledUpSession[],
   rowsOf: (s: RolledUpSession, bucket: Date) => Array<{ key: string; row: R }>,
+  bucketOf: (start: Date) => Date,
 ): Array<R & SessionCounts> {
   const deltas = new Map<string, R & SessionCounts>();
   const add = (s: RolledUpSession, sign: 1 | -1) => {
-    const bucket = rollupBucket(s.started_at);
+    const bucket = bucketOf(s.started_at);
     for (const { key, row } of rowsOf(s, bucket)) {
       const full = `${bucket.getTime()}\u0000${key}`;
       let d = deltas.get(full);
@@ -102,14 +103,30 @@ function netSessionDeltas<R extends object>(
   );
 }
 
-/** The session rollup's changes: one row per attribute, keyed by (bucket, attribute, value). */
-export function sessionRollupDeltas(before: RolledUpSession[], after: RolledUpSession[]): RollupDelta[] {
-  return netSessionDeltas(before, after, (s, bucket) =>
-    ROLLUP_DIMENSIONS.map((dimension) => ({
-      key: `${dimension}\u0000${s[dimension]}`,
-      row: { bucket, dimension, value: s[dimension] },
-    })),
+/**
+ * The session rollup's changes: one row per attribute, keyed by (bucket, attribute, value);
+ * `bucketOf` gives the bucket of a session start (15 minutes, or a UTC day for the day rollup).
+ */
+export function sessionRollupDeltas(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+  bucketOf: (start: Date) => Date = rollupBucket,
+): RollupDelta[] {
+  return netSessionDeltas(
+    before,
+    after,
+    (s, bucket) =>
+      ROLLUP_DIMENSIONS.map((dimension) => ({
+        key: `${dimension}\u0000${s[dimension]}`,
+        row: { bucket, dimension, value: s[dimension] },
+      })),
+    bucketOf,
   );
+}
+
+/** The UTC day of a session start: the bucket of the day rollups. */
+export function utcDayBucket(instant: Date): Date {
+  return new Date(Math.floor(instant.getTime() / 86_400_000) * 86_400_000);
 }
 
 /** One row of the attribute rollup: a bucket and one value of every session attribute. */
@@ -124,13 +141,18 @@ export function attributeRollupDeltas(
   before: RolledUpSession[],
   after: RolledUpSession[],
 ): AttributeRollupDelta[] {
-  return netSessionDeltas(before, after, (s, bucket) => {
-    const values = ROLLUP_DIMENSIONS.map((d) => s[d]);
-    const row = { bucket, ...Object.fromEntries(ROLLUP_DIMENSIONS.map((d) => [d, s[d]])) } as {
-      bucket: Date;
-    } & Record<SessionAttribute, string>;
-    return [{ key: attributeKey(values), row }];
-  });
+  return netSessionDeltas(
+    before,
+    after,
+    (s, bucket) => {
+      const values = ROLLUP_DIMENSIONS.map((d) => s[d]);
+      const row = { bucket, ...Object.fromEntries(ROLLUP_DIMENSIONS.map((d) => [d, s[d]])) } as {
+        bucket: Date;
+      } & Record<SessionAttribute, string>;
+      return [{ key: attributeKey(values), row }];
+    },
+    rollupBucket,
+  );
 }
 
 /**
@@ -156,10 +178,14 @@ export interface PathRollupDelta {
 }
 
 /** The same for entry and exit pages; a session without pageviews has neither. */
-export function pathRollupDeltas(before: RolledUpSession[], after: RolledUpSession[]): PathRollupDelta[] {
+export function pathRollupDeltas(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+  bucketOf: (start: Date) => Date = rollupBucket,
+): PathRollupDelta[] {
   const deltas = new Map<string, PathRollupDelta>();
   const add = (s: RolledUpSession, sign: 1 | -1) => {
-    const bucket = rollupBucket(s.started_at);
+    const bucket = bucketOf(s.started_at);
     for (const dimension of PATH_DIMENSIONS) {
       const path = s[dimension];
       if (path === null) continue;
