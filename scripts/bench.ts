@@ -16,6 +16,7 @@
  *   --keep               keep the database and the files
  *   --reuse <database>   time the reports on a database (or SQLite file) a --keep run left: no
  *                        dataset, no import; migrate, aggregate what that queued, then measure
+ *   --only <names>       comma-separated name prefixes of the endpoints to time (e.g. overview,engagement)
  * BENCH_DATABASE_URL (else DATABASE_URL, else mysql://root@127.0.0.1:3306) names the server.
  */
 import path from 'node:path';
@@ -55,13 +56,15 @@ export function parseBenchArgs(argv: string[]): Partial<BenchOptions> {
       flag === '--timezone' ||
       flag === '--data-dir' ||
       flag === '--now' ||
-      flag === '--reuse'
+      flag === '--reuse' ||
+      flag === '--only'
     ) {
       if (value === undefined || value.startsWith('--')) throw new Error(`${flag} needs a value`);
       if (flag === '--engine') options.engine = value;
       else if (flag === '--timezone') options.timezone = value;
       else if (flag === '--data-dir') options.dataDir = path.resolve(value);
       else if (flag === '--reuse') options.reuse = value;
+      else if (flag === '--only') options.only = value.split(',').map((name) => name.trim());
       else {
         const now = new Date(value);
         if (Number.isNaN(now.getTime())) throw new Error('--now needs an ISO 8601 time');

@@ -69,6 +69,11 @@ export interface BenchOptions {
    * migrates it, aggregates (what a new migration queued), and times the reports on its data.
    */
   reuse?: string;
+  /**
+   * Only the endpoints whose names start with one of these (e.g. `overview`, `breakdown
+   * pageviews`) in the latency, raw and throughput phases; every endpoint when absent.
+   */
+  only?: string[];
   /** Progress bars and the CLI's own bars on stderr (a terminal only). */
   progress: boolean;
   log: (line: string) => void;
@@ -535,7 +540,11 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
       };
     }
     const today = siteToday(site);
-    const list = endpoints(today);
+    const all = endpoints(today);
+    const list = options.only
+      ? all.filter((e) => options.only!.some((prefix) => e.name.startsWith(prefix)))
+      : all;
+    if (list.length === 0) throw new Error(`--only ${options.only?.join(',')} names no endpoint`);
     const rows = await store.counts(site.id);
 
     // Latency: the production path over HTTP, report cache off, one request at a time; then,
@@ -647,7 +656,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     // Repeated identical requests: cache on, the same overview again and again vs /health/live.
     const cached = await startApiProcess({ ...apiEnv, REPORT_CACHE_MB: '64' }, { discardStdout: true });
     processes.push(cached);
-    const overview = list.find((e) => e.name === 'overview')!;
+    const overview = all.find((e) => e.name === 'overview')!;
     const overviewPath = pathOf(overview, site.id, 1);
     await timedGet(`${cached.url}${overviewPath}`, key);
     const overviewHit = await throughputRun(
@@ -699,6 +708,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
         dataDir,
         keep: options.keep,
         reuse: options.reuse,
+        only: options.only,
       },
       machine,
       engine,
