@@ -268,7 +268,7 @@ FROM
         UNION ALL
         SELECT
           'entry_path' AS `list`,
-          `p`.`path` AS `value`,
+          MIN(`p`.`path`) AS `value`,
           COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
         FROM
           (
@@ -315,12 +315,11 @@ FROM
               )
           ) AS `p`
         GROUP BY
-          `p`.`path_hash`,
-          `p`.`path`
+          `p`.`path_hash`
         UNION ALL
         SELECT
           'exit_path' AS `list`,
-          `p`.`path` AS `value`,
+          MIN(`p`.`path`) AS `value`,
           COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
         FROM
           (
@@ -367,8 +366,7 @@ FROM
               )
           ) AS `p`
         GROUP BY
-          `p`.`path_hash`,
-          `p`.`path`
+          `p`.`path_hash`
       ) AS `g`
   ) AS `t`
 WHERE

@@ -69,19 +69,23 @@ export const overviewStatements = {
               .select(['p.path_hash', 'p.path', 'p.sessions'])
               .where(where.sessionPathRollups(part.query, list, 'p')),
           );
-          return d.builder
-            .selectFrom(
-              parts
-                .slice(1)
-                .reduce((union, part) => union.unionAll(part), parts[0])
-                .as('p'),
-            )
-            .select([
-              sql.lit(list).as('list'),
-              sql.ref('p.path').as('value'),
-              sessionRollupMetrics('p').sessions.as('sessions'),
-            ])
-            .groupBy(['p.path_hash', 'p.path']) as TopListGroup;
+          return (
+            d.builder
+              .selectFrom(
+                parts
+                  .slice(1)
+                  .reduce((union, part) => union.unionAll(part), parts[0])
+                  .as('p'),
+              )
+              // A row's path is its hash's (the key): grouping by the 16-byte hash alone spares the
+              // temporary table a 2,048-character key (0.26 → 0.16 s for one list at 10M).
+              .select([
+                sql.lit(list).as('list'),
+                sql<string>`MIN(${sql.ref('p.path')})`.as('value'),
+                sessionRollupMetrics('p').sessions.as('sessions'),
+              ])
+              .groupBy('p.path_hash') as TopListGroup
+          );
         }
         if (rollup) {
           const parts = rollupParts(query, 'session_rollups', 'session_day_rollups').map((part) =>
