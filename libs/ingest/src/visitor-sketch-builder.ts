@@ -88,7 +88,7 @@ export class VisitorSketchBuilder {
       [siteId, new Date(day), new Date(day + DAY_MS)],
     );
     const whole = new VisitorSketch();
-    for (const row of stored) whole.merge(VisitorSketch.decode(row.registers));
+    for (const row of stored) whole.mergeStored(row.registers);
     await this.store(em, siteId, 'day', day, whole);
     await em.query(
       `DELETE FROM dirty_sketch_hours WHERE site_id = ? AND bucket IN (${hours.map(() => '?').join(',')})`,

@@ -254,7 +254,7 @@ export class StatsRepository {
       cover.raw.length > 0 ? this.db.run(sharedStatements.edgeVisitorIds(query, cover.raw)) : [],
     ]);
     const sketch = new VisitorSketch();
-    for (const row of stored) sketch.merge(VisitorSketch.decode(Buffer.from(row.registers, 'hex')));
+    for (const row of stored) sketch.mergeStored(Buffer.from(row.registers, 'hex'));
     for (const row of edges) sketch.add(row.visitor_id);
     return Math.round(sketch.estimate());
   }

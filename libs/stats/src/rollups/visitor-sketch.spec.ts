@@ -37,13 +37,27 @@ describe('VisitorSketch', () => {
     expect(relativeError(left.estimate(), 120_000)).toBeLessThan(0.01);
   });
 
-  it('stores its registers deflated and reads them back', () => {
-    const s = sketchOf(ids(3_000, 'stored'));
-    const stored = s.encode();
-    expect(stored.length).toBeLessThan(SKETCH_REGISTERS / 4);
-    expect(VisitorSketch.decode(stored).registers).toEqual(s.registers);
+  it('stores a sketch with few registers set sparse, a fuller one deflated, and reads both back', () => {
+    const few = sketchOf(ids(10, 'few-stored'));
+    const sparse = few.encode();
+    expect(sparse[0]).toBe(1);
+    expect(sparse.length).toBe(1 + 3 * few.registers.filter((r) => r > 0).length);
+    expect(VisitorSketch.decode(sparse).registers).toEqual(few.registers);
+    const many = sketchOf(ids(20_000, 'many-stored'));
+    const dense = many.encode();
+    expect(dense[0]).toBe(0);
+    expect(dense.length).toBeLessThan(SKETCH_REGISTERS / 2);
+    expect(VisitorSketch.decode(dense).registers).toEqual(many.registers);
+    // Merged from the stored forms: the union's registers.
+    const union = new VisitorSketch();
+    union.mergeStored(sparse);
+    union.mergeStored(dense);
+    expect(union.registers).toEqual(
+      sketchOf([...ids(10, 'few-stored'), ...ids(20_000, 'many-stored')]).registers,
+    );
     expect(sketchOf([]).isEmpty()).toBe(true);
-    expect(s.isEmpty()).toBe(false);
+    expect(few.isEmpty()).toBe(false);
+    expect(() => VisitorSketch.decode(Buffer.of(7, 1, 2))).toThrow(/unknown visitor sketch format 7/);
   });
 
   it('refuses registers of another precision', () => {

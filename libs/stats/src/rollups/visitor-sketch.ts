@@ -9,6 +9,7 @@ import { deflateRawSync, inflateRawSync } from 'node:zlib';
  * days and hours. The cardinality comes from Ertl's improved raw estimator ("New cardinality
  * estimation algorithms for HyperLogLog sketches", 2017, algorithm 6), which is unbiased
  * from one id to billions without HLL++'s empirical bias tables or a linear-counting switch.
+ * A sketch with few registers set is stored sparse (see `encode`).
  * No package in the registry we draw from does this (docs/decisions/visitor-sketches.md).
  */
 export const SKETCH_PRECISION = 16;
@@ -63,15 +64,56 @@ export class VisitorSketch {
     return (ALPHA_INF * m * m) / z;
   }
 
-  /** Stored form: the registers, deflated (a sketch of a few ids is a few hundred bytes). */
+  /**
+   * Stored form, its first byte telling which: SPARSE, then (index: uint16 BE, rank: uint8)
+   * for each register set, when fewer than a tenth are (an hour of a small site: a few bytes);
+   * else DENSE, then the 65,536 registers deflated.
+   */
   encode(): Buffer {
-    return deflateRawSync(this.registers, { level: 1 });
+    const a = this.registers;
+    const set = new Uint16Array(SPARSE_UP_TO);
+    let n = 0;
+    for (let i = 0; i < SKETCH_REGISTERS && n < SPARSE_UP_TO; i++) if (a[i] !== 0) set[n++] = i;
+    if (n < SPARSE_UP_TO) {
+      const out = Buffer.allocUnsafe(1 + 3 * n);
+      out[0] = SPARSE;
+      for (let k = 0, at = 1; k < n; k++, at += 3) {
+        out[at] = set[k] >> 8;
+        out[at + 1] = set[k] & 0xff;
+        out[at + 2] = a[set[k]];
+      }
+      return out;
+    }
+    return Buffer.concat([Buffer.of(DENSE), deflateRawSync(a, { level: 1 })]);
   }
 
   static decode(stored: Buffer): VisitorSketch {
-    return new VisitorSketch(new Uint8Array(inflateRawSync(stored)));
+    const sketch = new VisitorSketch();
+    sketch.mergeStored(stored);
+    return sketch;
+  }
+
+  /** Merges a stored sketch into this one without building it first. */
+  mergeStored(stored: Buffer): void {
+    if (stored[0] === SPARSE) {
+      if ((stored.length - 1) % 3 !== 0) throw new Error('a sparse visitor sketch has 3 bytes a register');
+      const a = this.registers;
+      for (let at = 1; at < stored.length; at += 3) {
+        const index = (stored[at] << 8) | stored[at + 1];
+        if (stored[at + 2] > a[index]) a[index] = stored[at + 2];
+      }
+      return;
+    }
+    if (stored[0] !== DENSE) throw new Error(`unknown visitor sketch format ${stored[0]}`);
+    this.merge(new VisitorSketch(new Uint8Array(inflateRawSync(stored.subarray(1)))));
   }
 }
+
+/** The first byte of a stored sketch. */
+const DENSE = 0;
+const SPARSE = 1;
+/** Registers set below which the sparse form (3 bytes each) is kept: 19.7 KB at most. */
+const SPARSE_UP_TO = SKETCH_REGISTERS / 10;
 
 /** σ(x) = x + Σₖ x^(2^k) 2^(k−1), for the registers still 0 (Ertl, algorithm 6). */
 function sigma(x: number): number {
