@@ -72,7 +72,10 @@ export class VisitorSketchBuilder {
     return rebuilt;
   }
 
-  /** The queued `hours` of one site's UTC `day` from its sessions, then the day from its hours. */
+  /**
+   * The queued `hours` of one site's UTC `day` from its sessions, then the day from its hours
+   * (the rebuilt ones in hand, the others from the table), written in one statement.
+   */
   private async rebuildDay(em: EntityManager, siteId: number, day: number, hours: number[]): Promise<void> {
     const first = Math.min(...hours);
     const last = Math.max(...hours) + HOUR_MS;
@@ -81,40 +84,52 @@ export class VisitorSketchBuilder {
       [siteId, new Date(first), new Date(last)],
     );
     const sketches = new Map(hours.map((h) => [h, new VisitorSketch()]));
-    for (const s of sessions) sketches.get(hourOf(new Date(s.started_at)))?.add(s.visitor_id);
-    for (const [hour, sketch] of sketches) await this.store(em, siteId, 'hour', hour, sketch);
-    const stored: Array<{ registers: Buffer }> = await em.query(
-      "SELECT registers FROM visitor_sketches WHERE site_id = ? AND grain = 'hour' AND bucket >= ? AND bucket < ?",
+    const whole = new VisitorSketch();
+    for (const s of sessions) {
+      const hour = sketches.get(hourOf(new Date(s.started_at)));
+      if (!hour) continue;
+      // Hashed once, into its hour and its day.
+      const position = VisitorSketch.position(s.visitor_id);
+      hour.set(position);
+      whole.set(position);
+    }
+    const others: Array<{ bucket: Date; registers: Buffer }> = await em.query(
+      "SELECT bucket, registers FROM visitor_sketches WHERE site_id = ? AND grain = 'hour' AND bucket >= ? AND bucket < ?",
       [siteId, new Date(day), new Date(day + DAY_MS)],
     );
-    const whole = new VisitorSketch();
-    for (const row of stored) whole.mergeStored(row.registers);
-    await this.store(em, siteId, 'day', day, whole);
+    for (const row of others)
+      if (!sketches.has(new Date(row.bucket).getTime())) whole.mergeStored(row.registers);
+    await this.store(em, siteId, [
+      ...[...sketches].map(([hour, sketch]) => ({ grain: 'hour' as const, bucket: hour, sketch })),
+      { grain: 'day', bucket: day, sketch: whole },
+    ]);
     await em.query(
       `DELETE FROM dirty_sketch_hours WHERE site_id = ? AND bucket IN (${hours.map(() => '?').join(',')})`,
       [siteId, ...hours.map((h) => new Date(h))],
     );
   }
 
-  /** Writes a sketch, or removes it when no session is left in its hour or day. */
+  /** Writes the sketches, and removes those left with no session in their hour or day. */
   private async store(
     em: EntityManager,
     siteId: number,
-    grain: 'hour' | 'day',
-    bucket: number,
-    sketch: VisitorSketch,
+    sketches: ReadonlyArray<{ grain: 'hour' | 'day'; bucket: number; sketch: VisitorSketch }>,
   ): Promise<void> {
-    if (sketch.isEmpty()) {
-      await em.query('DELETE FROM visitor_sketches WHERE site_id = ? AND grain = ? AND bucket = ?', [
-        siteId,
-        grain,
-        new Date(bucket),
-      ]);
-      return;
+    const empty = sketches.filter((s) => s.sketch.isEmpty());
+    const kept = sketches.filter((s) => !empty.includes(s));
+    if (empty.length > 0) {
+      await em.query(
+        `DELETE FROM visitor_sketches WHERE site_id = ? AND (grain, bucket) IN ${this.sql.dialect.rowList(empty.length, 2)}`,
+        [siteId, ...empty.flatMap((s) => [s.grain, new Date(s.bucket)])],
+      );
     }
-    await em.query(
-      `${this.sql.dialect.replaceInto('visitor_sketches', ['site_id', 'grain', 'bucket', 'registers'])} VALUES (?, ?, ?, ?)`,
-      [siteId, grain, new Date(bucket), sketch.encode()],
-    );
+    if (kept.length > 0) {
+      await em.query(
+        `${this.sql.dialect.replaceInto('visitor_sketches', ['site_id', 'grain', 'bucket', 'registers'])} VALUES ${kept
+          .map(() => '(?, ?, ?, ?)')
+          .join(', ')}`,
+        kept.flatMap((s) => [siteId, s.grain, new Date(s.bucket), s.sketch.encode()]),
+      );
+    }
   }
 }

@@ -27,6 +27,11 @@ export class VisitorSketch {
 
   /** Adds one visitor id: the first 64 bits of its MD5 (16 index bits, 48 for the rank). */
   add(visitorId: string): void {
+    this.set(VisitorSketch.position(visitorId));
+  }
+
+  /** Where an id lands: its register index × 256 + its rank (hash once, set in several sketches). */
+  static position(visitorId: string): number {
     const h = hash('md5', visitorId, 'buffer') as unknown as Buffer;
     const index = (h[0] << 8) | h[1];
     let rank = 1;
@@ -38,6 +43,13 @@ export class VisitorSketch {
       rank += Math.clz32(h[i]) - 24;
       break;
     }
+    return index * 256 + rank;
+  }
+
+  /** Adds an id by its `position`. */
+  set(position: number): void {
+    const index = position >>> 8;
+    const rank = position & 0xff;
     if (rank > this.registers[index]) this.registers[index] = rank;
   }
 
@@ -49,7 +61,9 @@ export class VisitorSketch {
   }
 
   isEmpty(): boolean {
-    return this.registers.every((r) => r === 0);
+    const a = this.registers;
+    for (let i = 0; i < SKETCH_REGISTERS; i++) if (a[i] !== 0) return false;
+    return true;
   }
 
   /** The estimated number of distinct ids added (0 for an empty sketch). */
