@@ -9,20 +9,8 @@ import { ConversionsService } from '../apps/api/src/conversions/conversions.serv
 import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
 import { EventsService } from '../apps/api/src/events/events.service';
 import { event, pageview, purchase } from './support/hits';
+import { random } from './support/random';
 import { TestEnv } from './support/test-env';
-
-/** A small seeded generator, so the fixture is the same on every run. */
-function random(seed: number) {
-  let a = seed;
-  const next = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const pick = <T>(list: readonly T[]): T => list[Math.floor(next() * list.length)];
-  return { next, pick, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)) };
-}
 
 const ZONES = ['America/New_York', 'Asia/Kathmandu', 'Europe/Berlin', 'UTC'] as const;
 const PATHS = ['/', '/pricing', '/blog/a', '/blog/b', '/products/1', '/products/2', '/thank-you'];

@@ -6,19 +6,8 @@ import { firstDifference } from '../scripts/bench/parity';
 import { EngagementService } from '../apps/api/src/analytics/engagement.service';
 import { OverviewService } from '../apps/api/src/analytics/overview.service';
 import { pageview } from './support/hits';
+import { random } from './support/random';
 import { TestEnv } from './support/test-env';
-
-/** A seeded generator: the same fixture on every run. */
-function random(seed: number) {
-  let a = seed;
-  const next = () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1)) };
-}
 
 const MONTH_START = Date.parse('2026-03-01T00:00:00Z');
 const MONTH_MS = 31 * DAY_MS;

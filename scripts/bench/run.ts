@@ -29,6 +29,7 @@ import { DatabaseConnector } from '@app/db';
 import { ConsoleLogger, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
+import type { AdminService as AdminServiceType } from '../../apps/cli/src/admin.service';
 import {
   BIG_SITE_EVENTS,
   BIG_SITE_GOALS,
@@ -238,8 +239,14 @@ const importFigures = (figures: CliFigures): ImportFigures => ({
   hits_per_second: Math.round(Number(figures.lines) / Number(figures.seconds)),
 });
 
-/** Creates the user, its key, and the sites with their goals and events; returns the key. */
-async function createSites(store: BenchStore, label: string, profiles: SiteProfile[]): Promise<string> {
+/**
+ * Runs `work` with the operator's AdminService and the DataSource of the CLI's modules on the
+ * store's database, in-process (what sites:create, keys:create… run, without 1,000 CLI boots).
+ */
+async function withOperator<T>(
+  store: BenchStore,
+  work: (admin: AdminServiceType, ds: DataSource) => Promise<T>,
+): Promise<T> {
   const { CliModule, CliProgram } = await import('../../apps/cli/src/cli.module');
   const { AdminService } = await import('../../apps/cli/src/admin.service');
   const moduleRef = await Test.createTestingModule({ imports: [CliModule] })
@@ -253,7 +260,16 @@ async function createSites(store: BenchStore, label: string, profiles: SiteProfi
   const db = moduleRef.get(DatabaseConnector);
   await db.connect();
   try {
-    const admin = moduleRef.get(AdminService);
+    return await work(moduleRef.get(AdminService), moduleRef.get(DataSource));
+  } finally {
+    await db.close();
+    await moduleRef.close();
+  }
+}
+
+/** Creates the user, its key, and the sites with their goals and events; returns the key. */
+function createSites(store: BenchStore, label: string, profiles: SiteProfile[]): Promise<string> {
+  return withOperator(store, async (admin) => {
     const user = await admin.createUser(`bench@${label}.example`);
     for (const profile of profiles) {
       const site = await admin.createSite({
@@ -272,30 +288,15 @@ async function createSites(store: BenchStore, label: string, profiles: SiteProfi
     for (const goal of BIG_SITE_GOALS)
       await admin.createGoal(big.id, goal.name, goal.event ? { event: goal.event } : { path: goal.path });
     return (await admin.createKey(user.id, 'bench')).secret;
-  } finally {
-    await db.close();
-    await moduleRef.close();
-  }
+  });
 }
 
 /**
  * A kept database's big site ('Bench', made by createSites) and a new key of its user: what a
  * `--reuse` run reads with.
  */
-async function existingSite(store: BenchStore, label: string): Promise<{ key: string; site: SiteContext }> {
-  const { CliModule, CliProgram } = await import('../../apps/cli/src/cli.module');
-  const { AdminService } = await import('../../apps/cli/src/admin.service');
-  const moduleRef = await Test.createTestingModule({ imports: [CliModule] })
-    .overrideProvider(CliProgram)
-    .useValue({})
-    .overrideProvider(AppConfig)
-    .useValue(loadConfig({ ...process.env, ...store.env, API_DATABASE_URL: '', LOG_LEVEL: 'silent' }))
-    .setLogger(new ConsoleLogger({ logLevels: ['error', 'fatal'] }))
-    .compile();
-  const db = moduleRef.get(DatabaseConnector);
-  await db.connect();
-  try {
-    const ds = moduleRef.get(DataSource);
+function existingSite(store: BenchStore, label: string): Promise<{ key: string; site: SiteContext }> {
+  return withOperator(store, async (admin, ds) => {
     const [site] = await ds.query<
       Array<{
         id: number;
@@ -309,7 +310,7 @@ async function existingSite(store: BenchStore, label: string): Promise<{ key: st
     );
     if (!site)
       throw new Error(`--reuse ${store.name}: no site named Bench (not a database kept by npm run bench)`);
-    const key = (await moduleRef.get(AdminService).createKey(Number(site.user_id), `bench ${label}`)).secret;
+    const key = (await admin.createKey(Number(site.user_id), `bench ${label}`)).secret;
     return {
       key,
       site: {
@@ -319,10 +320,7 @@ async function existingSite(store: BenchStore, label: string): Promise<{ key: st
         trackingMode: site.tracking_mode,
       },
     };
-  } finally {
-    await db.close();
-    await moduleRef.close();
-  }
+  });
 }
 
 /** Waits until the API's pool is idle (requests left over from autocannon have finished). */
