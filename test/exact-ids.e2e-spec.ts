@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -150,6 +150,7 @@ describe('import refuses only the line the database refuses, never its batch', (
     const file = path.join(dir, 'poison.ndjson');
     writeFileSync(file, ndjson(hits));
     const res = await env.cli(['import', file, '--json']);
+    rmSync(dir, { recursive: true, force: true });
     expect(res.json).toMatchObject({ lines: 40, imported: 38, rejected: 2 });
     expect(res.code).toBe(2);
     expect(res.stderr.trim().split('\n')).toEqual([

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { event, ndjson, pageview, purchase } from './support/hits';
@@ -16,7 +16,10 @@ describe('import and aggregate (the real CLI)', () => {
     dir = mkdtempSync(path.join(tmpdir(), 'stats-import-'));
   });
 
-  afterAll(() => env.close());
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await env.close();
+  });
 
   const count = async (table: string) =>
     Number((await env.ds.query(`SELECT COUNT(*) AS n FROM ${table}`))[0].n);
