@@ -129,6 +129,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'conversions.conversion-counts': conversionsStatements.conversionCounts(query, goals),
   'ecommerce.order-totals': ecommerceStatements.orderTotals(query),
   'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),
+  'ecommerce.purchasing-sessions-by-orders': ecommerceStatements.purchasingSessionsByOrders(query),
   'ecommerce.top-products': ecommerceStatements.topProducts(query, 10),
   'ecommerce.revenue-by-day': ecommerceStatements.revenueByDay(query),
 };
