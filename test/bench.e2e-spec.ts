@@ -90,6 +90,7 @@ describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
       sessions: 0,
       remaining: 0,
       sketch_hours: 0,
+      goal_sites: 0,
     });
     expect(again.site.id).toBe(kept!.site.id);
     expect(again.parity_ok).toBe(true);

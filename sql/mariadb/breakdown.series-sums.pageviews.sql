@@ -21,74 +21,14 @@
 --   $19 = 7
 --   $20 = 2026-03-19T23:00:00.000Z
 --   $21 = 2026-04-02T22:00:00.000Z
---   $22 = 2026-04-02T22:00:00.000Z
---   $23 = 1773961200
---   $24 = 1774047600
---   $25 = 1774134000
---   $26 = 1774220400
---   $27 = 1774306800
---   $28 = 1774393200
---   $29 = 1774479600
---   $30 = 1774566000
---   $31 = 1774652400
---   $32 = 1774738800
---   $33 = 1774821600
---   $34 = 1774908000
---   $35 = 1774994400
---   $36 = 1775080800
---   $37 = 1773961200
---   $38 = 1774047600
---   $39 = 1774134000
---   $40 = 1774220400
---   $41 = 1774306800
---   $42 = 1774393200
---   $43 = 1774479600
---   $44 = 1774566000
---   $45 = 1774652400
---   $46 = 1774738800
---   $47 = 1774821600
---   $48 = 1774908000
---   $49 = 1774994400
---   $50 = 1775080800
---   $51 = 7
---   $52 = 2026-03-19T23:00:00.000Z
---   $53 = 2026-04-02T22:00:00.000Z
---   $54 = 2026-04-02T22:00:00.000Z
---   $55 = 1773961200
---   $56 = 1774047600
---   $57 = 1774134000
---   $58 = 1774220400
---   $59 = 1774306800
---   $60 = 1774393200
---   $61 = 1774479600
---   $62 = 1774566000
---   $63 = 1774652400
---   $64 = 1774738800
---   $65 = 1774821600
---   $66 = 1774908000
---   $67 = 1774994400
---   $68 = 1775080800
---   $69 = 1773961200
---   $70 = 1774047600
---   $71 = 1774134000
---   $72 = 1774220400
---   $73 = 1774306800
---   $74 = 1774393200
---   $75 = 1774479600
---   $76 = 1774566000
---   $77 = 1774652400
---   $78 = 1774738800
---   $79 = 1774821600
---   $80 = 1774908000
---   $81 = 1774994400
---   $82 = 1775080800
---   $83 = 7
---   $84 = 2026-03-19T23:00:00.000Z
---   $85 = 2026-03-19T23:00:00.000Z
---   $86 = 7
---   $87 = 7
---   $88 = 2026-03-19T23:00:00.000Z
---   $89 = 2026-04-02T22:00:00.000Z
+--   $22 = 7
+--   $23 = 7
+--   $24 = 2026-03-19T23:00:00.000Z
+--   $25 = 2026-04-02T22:00:00.000Z
+--   $26 = 7
+--   $27 = 7
+--   $28 = 2026-03-19T23:00:00.000Z
+--   $29 = 2026-04-02T22:00:00.000Z
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -99,11 +39,11 @@ FROM
   (
     SELECT
       CASE
-        WHEN `p`.`channel` IN (?, ?) THEN 0
+        WHEN `p`.`value` IN (?, ?) THEN 0
         ELSE 1
       END AS `is_other`,
       CASE
-        WHEN `p`.`channel` IN (?, ?) THEN `p`.`channel`
+        WHEN `p`.`value` IN (?, ?) THEN `p`.`value`
         ELSE ''
       END AS `series`,
       (
@@ -130,177 +70,61 @@ FROM
     FROM
       (
         SELECT
-          s.started_at AS t,
-          `s`.`channel` AS `channel`,
-          `s`.`source` AS `source`,
-          `s`.`country` AS `country`,
-          `s`.`device` AS `device`,
-          `s`.`browser` AS `browser`,
-          s.pageviews AS n
+          r.bucket AS t,
+          r.value AS value,
+          r.pageviews AS n
         FROM
-          sessions s
+          pageview_rollups r
         WHERE
           (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-          AND s.pageviews > 0
-          AND (
-            `s`.`ended_at` < ?
-            AND (
-              INTERVAL (
-                TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `s`.`started_at`),
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?
-              ) - 1
-            ) = (
-              INTERVAL (
-                TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `s`.`ended_at`),
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?,
-                ?
-              ) - 1
-            )
-          )
-          AND NOT EXISTS (
-            SELECT
-              1
-            FROM
-              dirty_sessions q
-            WHERE
-              q.site_id = `s`.`site_id`
-              AND q.session_id = `s`.`session_id`
+            `r`.`site_id` = ?
+            AND `r`.`dimension` = 'channel'
+            AND `r`.`bucket` >= ?
+            AND `r`.`bucket` < ?
           )
         UNION ALL
         SELECT
-          h.ts AS t,
-          COALESCE(`ps`.`channel`, '(unknown)') AS `channel`,
-          COALESCE(`ps`.`source`, '(direct)') AS `source`,
-          COALESCE(`ps`.`country`, '(unknown)') AS `country`,
-          COALESCE(`ps`.`device`, '(unknown)') AS `device`,
-          COALESCE(`ps`.`browser`, '(unknown)') AS `browser`,
-          1 AS n
+          h.ts,
+          COALESCE(`ps`.`channel`, '(unknown)'),
+          1
         FROM
-          (
-            SELECT
-              s.session_id
-            FROM
-              sessions s
-            WHERE
-              (
-                `s`.`site_id` = ?
-                AND `s`.`started_at` >= ?
-                AND `s`.`started_at` < ?
-              )
-              AND s.pageviews > 0
-              AND NOT (
-                `s`.`ended_at` < ?
-                AND (
-                  INTERVAL (
-                    TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `s`.`started_at`),
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?
-                  ) - 1
-                ) = (
-                  INTERVAL (
-                    TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `s`.`ended_at`),
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?,
-                    ?
-                  ) - 1
-                )
-              )
-              AND NOT EXISTS (
-                SELECT
-                  1
-                FROM
-                  dirty_sessions q
-                WHERE
-                  q.site_id = `s`.`site_id`
-                  AND q.session_id = `s`.`session_id`
-              )
-            UNION ALL
-            SELECT
-              s.session_id
-            FROM
-              sessions s
-            WHERE
-              s.site_id = ?
-              AND s.started_at < ?
-              AND s.ended_at >= ?
-              AND s.pageviews > 0
-              AND NOT EXISTS (
-                SELECT
-                  1
-                FROM
-                  dirty_sessions q
-                WHERE
-                  q.site_id = `s`.`site_id`
-                  AND q.session_id = `s`.`session_id`
-              )
-            UNION ALL
+          hits h FORCE INDEX (ix_hits_site_session)
+          LEFT JOIN sessions ps ON ps.site_id = h.site_id
+          AND ps.session_id = h.session_id
+        WHERE
+          h.site_id = ?
+          AND h.session_id IN (
             SELECT
               q.session_id
             FROM
               dirty_sessions q
             WHERE
               q.site_id = ?
-          ) c
-          JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
-          AND h.session_id = c.session_id
-          LEFT JOIN sessions ps ON ps.site_id = h.site_id
-          AND ps.session_id = h.session_id
-        WHERE
-          h.type = 'pageview'
+          )
+          AND h.type = 'pageview'
           AND h.ts >= ?
           AND h.ts < ?
+        UNION ALL
+        SELECT
+          b.bucket,
+          `s`.`channel`,
+          - b.pageviews
+        FROM
+          session_pageview_buckets b
+          JOIN sessions s ON s.site_id = b.site_id
+          AND s.session_id = b.session_id
+        WHERE
+          b.site_id = ?
+          AND b.session_id IN (
+            SELECT
+              q.session_id
+            FROM
+              dirty_sessions q
+            WHERE
+              q.site_id = ?
+          )
+          AND b.bucket >= ?
+          AND b.bucket < ?
       ) AS `p`
   ) AS `t`
 GROUP BY

@@ -3,128 +3,80 @@
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 2026-04-02T22:00:00.000Z
---   $4 = 2026-04-02T22:00:00.000Z
+--   $4 = 7
 --   $5 = 7
 --   $6 = 2026-03-19T23:00:00.000Z
 --   $7 = 2026-04-02T22:00:00.000Z
---   $8 = 2026-04-02T22:00:00.000Z
+--   $8 = 7
 --   $9 = 7
 --   $10 = 2026-03-19T23:00:00.000Z
---   $11 = 2026-03-19T23:00:00.000Z
---   $12 = 7
---   $13 = 7
---   $14 = 2026-03-19T23:00:00.000Z
---   $15 = 2026-04-02T22:00:00.000Z
---   $16 = 5
+--   $11 = 2026-04-02T22:00:00.000Z
+--   $12 = 5
 SELECT
   `g`.`value`
 FROM
   (
     SELECT
-      `p`.`channel` AS `value`,
+      `p`.`value` AS `value`,
       SUM(`p`.`n`) AS `volume`
     FROM
       (
         SELECT
-          s.started_at AS t,
-          `s`.`channel` AS `channel`,
-          `s`.`source` AS `source`,
-          `s`.`country` AS `country`,
-          `s`.`device` AS `device`,
-          `s`.`browser` AS `browser`,
-          s.pageviews AS n
+          r.bucket AS t,
+          r.value AS value,
+          r.pageviews AS n
         FROM
-          sessions s
+          pageview_rollups r
         WHERE
           (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-          AND s.pageviews > 0
-          AND (
-            `s`.`ended_at` < ?
-            AND 1 = 1
-          )
-          AND NOT EXISTS (
-            SELECT
-              1
-            FROM
-              dirty_sessions q
-            WHERE
-              q.site_id = `s`.`site_id`
-              AND q.session_id = `s`.`session_id`
+            `r`.`site_id` = ?
+            AND `r`.`dimension` = 'channel'
+            AND `r`.`bucket` >= ?
+            AND `r`.`bucket` < ?
           )
         UNION ALL
         SELECT
-          h.ts AS t,
-          COALESCE(`ps`.`channel`, '(unknown)') AS `channel`,
-          COALESCE(`ps`.`source`, '(direct)') AS `source`,
-          COALESCE(`ps`.`country`, '(unknown)') AS `country`,
-          COALESCE(`ps`.`device`, '(unknown)') AS `device`,
-          COALESCE(`ps`.`browser`, '(unknown)') AS `browser`,
-          1 AS n
+          h.ts,
+          COALESCE(`ps`.`channel`, '(unknown)'),
+          1
         FROM
-          (
-            SELECT
-              s.session_id
-            FROM
-              sessions s
-            WHERE
-              (
-                `s`.`site_id` = ?
-                AND `s`.`started_at` >= ?
-                AND `s`.`started_at` < ?
-              )
-              AND s.pageviews > 0
-              AND NOT (
-                `s`.`ended_at` < ?
-                AND 1 = 1
-              )
-              AND NOT EXISTS (
-                SELECT
-                  1
-                FROM
-                  dirty_sessions q
-                WHERE
-                  q.site_id = `s`.`site_id`
-                  AND q.session_id = `s`.`session_id`
-              )
-            UNION ALL
-            SELECT
-              s.session_id
-            FROM
-              sessions s
-            WHERE
-              s.site_id = ?
-              AND s.started_at < ?
-              AND s.ended_at >= ?
-              AND s.pageviews > 0
-              AND NOT EXISTS (
-                SELECT
-                  1
-                FROM
-                  dirty_sessions q
-                WHERE
-                  q.site_id = `s`.`site_id`
-                  AND q.session_id = `s`.`session_id`
-              )
-            UNION ALL
+          hits h FORCE INDEX (ix_hits_site_session)
+          LEFT JOIN sessions ps ON ps.site_id = h.site_id
+          AND ps.session_id = h.session_id
+        WHERE
+          h.site_id = ?
+          AND h.session_id IN (
             SELECT
               q.session_id
             FROM
               dirty_sessions q
             WHERE
               q.site_id = ?
-          ) c
-          JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
-          AND h.session_id = c.session_id
-          LEFT JOIN sessions ps ON ps.site_id = h.site_id
-          AND ps.session_id = h.session_id
-        WHERE
-          h.type = 'pageview'
+          )
+          AND h.type = 'pageview'
           AND h.ts >= ?
           AND h.ts < ?
+        UNION ALL
+        SELECT
+          b.bucket,
+          `s`.`channel`,
+          - b.pageviews
+        FROM
+          session_pageview_buckets b
+          JOIN sessions s ON s.site_id = b.site_id
+          AND s.session_id = b.session_id
+        WHERE
+          b.site_id = ?
+          AND b.session_id IN (
+            SELECT
+              q.session_id
+            FROM
+              dirty_sessions q
+            WHERE
+              q.site_id = ?
+          )
+          AND b.bucket >= ?
+          AND b.bucket < ?
       ) AS `p`
     GROUP BY
       1

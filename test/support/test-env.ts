@@ -13,7 +13,7 @@ import {
   Sql,
   SqlDialect,
 } from '@app/db';
-import { HitImporter, ImportSummary, SessionAggregator } from '@app/ingest';
+import { AggregateSummary, HitImporter, ImportSummary, SessionAggregator } from '@app/ingest';
 import { DynamicModule, INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { spawn } from 'node:child_process';
@@ -345,6 +345,11 @@ export class TestEnv {
   }
 
   async aggregate(): Promise<number> {
-    return (await new SessionAggregator(this.ds, this.sql()).run()).sessions;
+    return (await this.aggregateRun()).sessions;
+  }
+
+  /** `aggregate` as the CLI runs it, with everything it did. */
+  aggregateRun(): Promise<AggregateSummary> {
+    return new SessionAggregator(this.ds, this.sql()).run();
   }
 }

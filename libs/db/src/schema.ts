@@ -178,7 +178,90 @@ export interface VisitorFirstRollupsTable {
   visitors: number;
 }
 
+/** Goals each derived session converted (migration 1765500000000). */
+export interface SessionGoalsTable {
+  site_id: number;
+  session_id: string;
+  goal_id: number;
+}
+
+/** Sessions that converted a goal, by 15-minute bucket of the session start. */
+export interface GoalRollupsTable {
+  site_id: number;
+  goal_id: number;
+  bucket: Date;
+  sessions: number;
+}
+
+/** Sessions that converted any goal, by bucket and session attribute (as session_rollups). */
+export interface ConvertedRollupsTable {
+  site_id: number;
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser';
+  bucket: Date;
+  value: string;
+  sessions: number;
+}
+
+/** The goals the conversion rollups of a site were built for. */
+export interface RolledUpGoalsTable {
+  site_id: number;
+  goal_id: number;
+}
+
+/** Event hits per session, name and 15-minute bucket, as aggregate last saw them (migration 1765600000000). */
+export interface SessionEventBucketsTable {
+  site_id: number;
+  session_id: string;
+  name: string;
+  bucket: Date;
+  hits: number;
+}
+
+/** Per event name and bucket: its hits, and the sessions with hits of it in the bucket. */
+export interface EventRollupsTable {
+  site_id: number;
+  bucket: Date;
+  name: string;
+  occurrences: number;
+  sessions: number;
+}
+
+/** Per event name: sessions whose consecutive buckets with hits of it are (from_bucket, to_bucket). */
+export interface EventLinksTable {
+  site_id: number;
+  to_bucket: Date;
+  name: string;
+  from_bucket: Date;
+  sessions: number;
+}
+
+/** A derived session's pageviews by 15-minute bucket, as aggregate last saw them (migration 1765700000000). */
+export interface SessionPageviewBucketsTable {
+  site_id: number;
+  session_id: string;
+  bucket: Date;
+  pageviews: number;
+}
+
+/** Pageviews by session attribute, value and 15-minute bucket of their own ts. */
+export interface PageviewRollupsTable {
+  site_id: number;
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser';
+  bucket: Date;
+  value: string;
+  pageviews: number;
+}
+
 export interface StatsDatabase {
+  session_pageview_buckets: SessionPageviewBucketsTable;
+  pageview_rollups: PageviewRollupsTable;
+  session_event_buckets: SessionEventBucketsTable;
+  event_rollups: EventRollupsTable;
+  event_links: EventLinksTable;
+  session_goals: SessionGoalsTable;
+  goal_rollups: GoalRollupsTable;
+  converted_rollups: ConvertedRollupsTable;
+  rolled_up_goals: RolledUpGoalsTable;
   /** session_rollups and session_path_rollups by UTC day (migration 1765400000000). */
   session_day_rollups: SessionRollupsTable;
   session_path_day_rollups: SessionPathRollupsTable;

@@ -26,6 +26,10 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { withDeadlockRetry } from './retry';
+import { inList, ROLLUP_WRITE_ROWS, SESSIONS_COUNT, writeRollupDeltas } from './rollup-writer';
+import { EventRollupBuilder } from './event-rollup-builder';
+import { GoalRollupBuilder } from './goal-rollup-builder';
+import { PageviewRollupBuilder } from './pageview-rollup-builder';
 import { VisitorSketchBuilder } from './visitor-sketch-builder';
 
 export const AGGREGATE_CHUNK = 2000;
@@ -39,6 +43,8 @@ export interface AggregateSummary {
   remaining: number;
   /** UTC hours whose visitor sketch was rebuilt (and their days). */
   sketchHours: number;
+  /** Sites whose conversion rollups were rebuilt for a changed set of goals. */
+  goalSites: number;
 }
 
 const SESSION_COLUMNS = [
@@ -58,15 +64,12 @@ const SESSION_COLUMNS = [
   ...SESSION_ATTRIBUTES,
 ];
 
-const inList = (n: number) => Array(n).fill('?').join(',');
-
-const ROLLUP_KEYS = ['site_id', 'dimension', 'bucket', 'value'];
+const ROLLUP_KEYS = ['dimension', 'bucket', 'value'];
 const ROLLUP_SUMS = ['sessions', 'bounces', 'session_pageviews', 'duration_seconds'];
-const ROLLUP_WRITE_ROWS = 500;
 /** path_hash is the key; path itself is stored beside it, never summed. */
-const PATH_ROLLUP_KEYS = ['site_id', 'dimension', 'bucket', 'path_hash', 'path'];
+const PATH_ROLLUP_KEYS = ['dimension', 'bucket', 'path_hash', 'path'];
 /** attributes_hash is the key; the five values are stored beside it, never summed. */
-const ATTRIBUTE_ROLLUP_KEYS = ['site_id', 'bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS];
+const ATTRIBUTE_ROLLUP_KEYS = ['bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS];
 
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest();
 
@@ -88,12 +91,18 @@ const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'valu
 export class SessionAggregator {
   private stopRequested = false;
   private readonly sketches: VisitorSketchBuilder;
+  private readonly goals: GoalRollupBuilder;
+  private readonly events: EventRollupBuilder;
+  private readonly pageviews: PageviewRollupBuilder;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
     private readonly sql: Sql,
   ) {
     this.sketches = new VisitorSketchBuilder(ds, sql);
+    this.goals = new GoalRollupBuilder(ds, sql);
+    this.events = new EventRollupBuilder(sql);
+    this.pageviews = new PageviewRollupBuilder(sql);
   }
 
   requestStop(): void {
@@ -117,7 +126,10 @@ export class SessionAggregator {
       seconds: 0,
       remaining: 0,
       sketchHours: 0,
+      goalSites: 0,
     };
+    // Conversion rollups of sites whose goals changed, before the chunks add to them.
+    summary.goalSites = await this.goals.reconcile();
     for (;;) {
       if (this.stopRequested) break;
       const done = await withDeadlockRetry(() =>
@@ -175,6 +187,9 @@ export class SessionAggregator {
         'session_path_day_rollups',
       );
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
+      await this.goals.apply(em, siteId, before, after);
+      await this.events.apply(em, siteId, sessionIds);
+      await this.pageviews.apply(em, siteId, sessionIds, before, after);
       await this.sketches.queue(
         em,
         siteId,
@@ -257,9 +272,9 @@ export class SessionAggregator {
     em: EntityManager,
     siteId: number,
     sessionIds: string[],
-  ): Promise<Array<RolledUpSession & { visitor_id: string }>> {
+  ): Promise<Array<RolledUpSession & { session_id: string; visitor_id: string }>> {
     return em.query(
-      `SELECT visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews,
+      `SELECT session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews,
          ${this.sql.dialect.decimalText(sql.ref('duration_seconds'), 3).compile(this.sql.dialect.builder).sql} AS duration_seconds
        FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
       [siteId, ...sessionIds],
@@ -276,13 +291,14 @@ export class SessionAggregator {
     deltas: RollupDelta[],
     table: 'session_rollups' | 'session_day_rollups' = 'session_rollups',
   ): Promise<void> {
-    return this.applyDeltas(em, siteId, deltas, {
+    return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
       table,
       keys: ROLLUP_KEYS,
       sums: ROLLUP_SUMS,
       identity: ['dimension', 'bucket', 'value'],
       keyValues: (r) => [r.dimension, r.bucket, r.value],
       sumValues: sessionSums(this.sql.dialect),
+      count: SESSIONS_COUNT,
     });
   }
 
@@ -293,13 +309,14 @@ export class SessionAggregator {
     deltas: PathRollupDelta[],
     table: 'session_path_rollups' | 'session_path_day_rollups' = 'session_path_rollups',
   ): Promise<void> {
-    return this.applyDeltas(em, siteId, deltas, {
+    return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
       table,
       keys: PATH_ROLLUP_KEYS,
       sums: ['sessions'],
       identity: ['dimension', 'bucket', 'path_hash'],
       keyValues: (r) => [r.dimension, r.bucket, md5(r.path), r.path],
       sumValues: (r) => [r.sessions],
+      count: SESSIONS_COUNT,
     });
   }
 
@@ -309,7 +326,7 @@ export class SessionAggregator {
     siteId: number,
     deltas: AttributeRollupDelta[],
   ): Promise<void> {
-    return this.applyDeltas(em, siteId, deltas, {
+    return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
       table: 'session_attribute_rollups',
       keys: ATTRIBUTE_ROLLUP_KEYS,
       sums: ROLLUP_SUMS,
@@ -320,43 +337,8 @@ export class SessionAggregator {
         ...ROLLUP_DIMENSIONS.map((dim) => r[dim]),
       ],
       sumValues: sessionSums(this.sql.dialect),
+      count: SESSIONS_COUNT,
     });
-  }
-
-  /**
-   * Adds `deltas` to a rollup (insert, or add to the row with the same key), then deletes the
-   * rows a delta emptied. `keyValues` gives a row's key columns after site_id, in `keys` order;
-   * its first `identity.length` values identify the row.
-   */
-  private async applyDeltas<R extends { sessions: number }>(
-    em: EntityManager,
-    siteId: number,
-    deltas: R[],
-    rollup: {
-      table: string;
-      keys: readonly string[];
-      sums: readonly string[];
-      identity: readonly string[];
-      keyValues: (r: R) => unknown[];
-      sumValues: (r: R) => unknown[];
-    },
-  ): Promise<void> {
-    const d = this.sql.dialect;
-    for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
-      const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        d.upsertAdd(rollup.table, rollup.keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
-        part.flatMap((r) => [siteId, ...rollup.keyValues(r), ...rollup.sumValues(r)]),
-      );
-    }
-    const emptied = deltas.filter((r) => r.sessions < 0);
-    for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
-      const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        `DELETE FROM ${rollup.table} WHERE site_id = ? AND sessions = 0 AND (${rollup.identity.join(', ')}) IN ${d.rowList(part.length, rollup.identity.length)}`,
-        [siteId, ...part.flatMap((r) => rollup.keyValues(r).slice(0, rollup.identity.length))],
-      );
-    }
   }
 
   /**

@@ -36,9 +36,28 @@ const anyGoal = (alias: string, goals: GoalDefinition[]) =>
  * no goals no session converts. Conversions and the breakdown's conv_rate read the same match
  * (goalMatch) set-based, through convertedSessionsTable.
  */
-export function sessionConverted(sessionAlias: string, goals: GoalDefinition[]): RawBuilder<SqlBool> {
+export function sessionConverted(
+  sessionAlias: string,
+  goals: GoalDefinition[],
+  since?: Date,
+): RawBuilder<SqlBool> {
   if (goals.length === 0) return sql<SqlBool>`(1 = 0)`;
-  return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('gh')} WHERE gh.site_id = ${col(sessionAlias, 'site_id')} AND gh.session_id = ${col(sessionAlias, 'session_id')} AND ${anyGoal('gh', goals)})`;
+  const stamped = since === undefined ? sql`` : sql` AND gh.ts >= ${since}`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('gh')} WHERE gh.site_id = ${col(sessionAlias, 'site_id')} AND gh.session_id = ${col(sessionAlias, 'session_id')}${stamped} AND ${anyGoal('gh', goals)})`;
+}
+
+/**
+ * The goals of `goals` each of these sessions converted, from all their hits (the same match
+ * as sessionConverted): a row `(session_id, goal_0, …)` with a 1/0 column per goal for each
+ * session with a matching hit. `aggregate` keeps session_goals with it.
+ */
+export function goalsOfSessions(
+  goals: GoalDefinition[],
+  siteId: number,
+  sessionIds: readonly string[],
+): RawBuilder<{ session_id: string } & Record<string, number | string>> {
+  const perGoal = goals.map((g, i) => sql`MAX(${goalMatch('gh', g)}) AS ${sql.ref(`goal_${i}`)}`);
+  return sql`SELECT gh.session_id, ${sql.join(perGoal)} FROM ${hitsOfSession('gh')} WHERE gh.site_id = ${siteId} AND gh.session_id IN (${sql.join(sessionIds)}) AND ${anyGoal('gh', goals)} GROUP BY gh.session_id`;
 }
 
 /**

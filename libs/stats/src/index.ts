@@ -20,3 +20,5 @@ export * from './plan/table-decider';
 export * from './rollups/session-rollup';
 export * from './sql/pageviews-by-session';
 export * from './rollups/day-split';
+export * from './sql/conversion-tail';
+export * from './sql/pageviews-by-rollup';

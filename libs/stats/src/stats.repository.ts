@@ -16,6 +16,7 @@ import {
 } from './sql/metrics';
 import { rollupParts } from './rollups/day-split';
 import { hourOf, SketchCover, sketchCover, UtcInterval, VisitorSketch } from './rollups/visitor-sketch';
+import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 
@@ -78,6 +79,13 @@ export const sharedStatements = {
     metrics: readonly M[],
   ): ReportStatement<PageviewTotals<M>> {
     const table = decideTable(query, 'hits', { metrics });
+    if (table.rollupTable === 'pageview_rollups') {
+      return (d) =>
+        d.builder
+          .selectFrom(sql`${pageviewsByRollup(query, table.rollupDimension!)}`.as('p'))
+          .select(sql<number | string>`COALESCE(SUM(p.n), 0)`.as('pageviews'))
+          .compile();
+    }
     if (table.kind === 'bySession') {
       return (d) =>
         d.builder
@@ -211,7 +219,25 @@ export const sharedStatements = {
         .orderBy('id')
         .compile();
   },
+
+  /** The goals the site's conversion rollups were built for (migration 1765500000000). */
+  rolledUpGoals(siteId: number): ReportStatement<{ goal_id: number | string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('rolled_up_goals')
+        .select('goal_id')
+        .where('site_id', '=', siteId)
+        .orderBy('goal_id')
+        .compile();
+  },
 };
+
+/** A site's goals, and whether the conversion rollups hold exactly these goals. */
+export interface ConversionGoals {
+  goals: SiteGoal[];
+  /** rolled_up_goals names exactly `goals`: goal_rollups and converted_rollups may answer. */
+  rolledUp: boolean;
+}
 
 export interface SiteGoal extends GoalDefinition {
   name: string;
@@ -283,5 +309,15 @@ export class StatsRepository {
   async siteGoals(siteId: number): Promise<SiteGoal[]> {
     const rows = await this.db.run(sharedStatements.siteGoals(siteId));
     return rows.map((r) => ({ id: Number(r.id), name: r.name, type: r.type, matchValue: r.match_value }));
+  }
+
+  /** The site's goals for conversion counts, and whether the conversion rollups hold them. */
+  async conversionGoals(siteId: number): Promise<ConversionGoals> {
+    const goals = await this.siteGoals(siteId);
+    const rolled = (await this.db.run(sharedStatements.rolledUpGoals(siteId))).map((r) => Number(r.goal_id));
+    return {
+      goals,
+      rolledUp: rolled.length === goals.length && goals.every((g, i) => g.id === rolled[i]),
+    };
   }
 }

@@ -7,10 +7,13 @@ import {
   GoalDefinition,
   MISSING_ATTRIBUTE,
   orderMetrics,
+  pageviewsByRollup,
   pageviewsBySession,
   ReportDb,
   ReportStatement,
   convertedSessionsTable,
+  conversionRollupsMayAnswer,
+  conversionTail,
   sessionMetrics,
   sessionRollupMetrics,
   StatsQuery,
@@ -45,6 +48,8 @@ export interface BreakdownRequest {
   metric: BreakdownMetric;
   dimension: BreakdownDimension;
   goals: GoalDefinition[];
+  /** The conversion rollups hold exactly `goals` (StatsRepository.conversionGoals). */
+  goalsRolledUp?: boolean;
 }
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- the three sources join different tables */
@@ -127,13 +132,45 @@ function metricSource(
     case 'bounce_rate':
       return sessionRows(sql`${col('s', 'is_bounce')}`);
     case 'conv_rate':
+      if (conversionRollupsMayAnswer(query, request.goalsRolledUp ?? false, buckets)) {
+        // Sessions from the session rollup, converted ones from converted_rollups (the same
+        // key), and the change the queued sessions bring: one row set, summed per group.
+        const rows = sql`(
+          SELECT r.bucket AS t, r.value AS value, 0 AS num, r.sessions AS den FROM session_rollups r
+          WHERE ${where.sessionRollups(query, dimension, 'r')}
+          UNION ALL
+          SELECT c.bucket, c.value, c.sessions, 0 FROM converted_rollups c
+          WHERE ${where.sessionRollups(query, dimension, 'c')}
+          UNION ALL
+          SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${conversionTail(query, goals, { perGoal: false })}) x
+        )`;
+        return {
+          rows: d.builder.selectFrom(rows.as('cr')) as AnySelect,
+          time: sql`${col('cr', 't')}`,
+          value: sql<string>`${col('cr', 'value')}`,
+          num: sql`${col('cr', 'num')}`,
+          den: sql`${col('cr', 'den')}`,
+          volume: sql`SUM(${col('cr', 'den')})`,
+        };
+      }
       // Converted: the session has a row among the sessions with a hit matching any goal.
       return sessionRows(
         sql`CASE WHEN c.session_id IS NULL THEN 0 ELSE 1 END`,
         convertedSessionsTable(goals, query),
       );
-    case 'pageviews':
-      if (decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets }).kind === 'bySession') {
+    case 'pageviews': {
+      const pageviews = decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets });
+      if (pageviews.rollupTable === 'pageview_rollups') {
+        return {
+          rows: d.builder.selectFrom(sql`${pageviewsByRollup(query, dimension)}`.as('p')) as AnySelect,
+          time: sql`${col('p', 't')}`,
+          value: sql<string>`${col('p', 'value')}`,
+          num: sql`${col('p', 'n')}`,
+          den: sql.lit(1),
+          volume: sql`SUM(${col('p', 'n')})`,
+        };
+      }
+      if (pageviews.kind === 'bySession') {
         return {
           rows: d.builder.selectFrom(sql`${pageviewsBySession(d, query, buckets)}`.as('p')) as AnySelect,
           time: sql`${col('p', 't')}`,
@@ -156,6 +193,7 @@ function metricSource(
         den: sql.lit(1),
         volume: sql`COUNT(*)`,
       };
+    }
     case 'revenue':
       decideTable(query, 'orders');
       return {

@@ -34,10 +34,13 @@ export class BreakdownService {
   ): Promise<BreakdownResponseDto> {
     const { metric, dimension, interval, limit } = params;
     const list = buckets(query.range, interval);
+    const conversionGoals =
+      metric === 'conv_rate' ? await this.stats.conversionGoals(query.site.id) : undefined;
     const request: BreakdownRequest = {
       metric,
       dimension,
-      goals: metric === 'conv_rate' ? await this.stats.siteGoals(query.site.id) : [],
+      goals: conversionGoals?.goals ?? [],
+      goalsRolledUp: conversionGoals?.rolledUp,
     };
     const top = await this.queries.topValues(query, request, limit);
     const sums = await this.queries.seriesSums(query, request, top, list);

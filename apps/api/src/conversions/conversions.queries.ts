@@ -1,10 +1,14 @@
 import {
+  ConversionGoals,
+  conversionRollupsMayAnswer,
+  conversionTail,
   convertedSessionsTable,
   decideTable,
   GoalDefinition,
   ReportDb,
   ReportStatement,
   sessionMetrics,
+  sharedStatements,
   StatsQuery,
   where,
 } from '@app/stats';
@@ -48,6 +52,47 @@ export const conversionsStatements = {
         .compile();
     };
   },
+
+  /**
+   * The same counts of converted sessions from the conversion rollups (when
+   * conversionRollupsMayAnswer): sessions that converted any goal (one attribute's rows of
+   * converted_rollups add up to them all) and each goal (goal_rollups) by bucket of the
+   * session start, plus the change the queued sessions bring (conversionTail).
+   */
+  rolledUpConversionCounts(
+    query: StatsQuery,
+    goals: GoalDefinition[],
+  ): ReportStatement<Record<string, number | string>> {
+    return (d) => {
+      const tail = conversionTail(query, goals);
+      const converted = d.builder
+        .selectFrom('converted_rollups as r')
+        .select(sql<number>`COALESCE(SUM(r.sessions), 0)`.as('n'))
+        .where(where.sessionRollups(query, 'channel', 'r'));
+      const perGoal = goals.map((g) =>
+        d.builder
+          .selectFrom('goal_rollups as g')
+          .select(sql<number>`COALESCE(SUM(g.sessions), 0)`.as('n'))
+          .where(where.goalRollups(query, g.id, 'g')),
+      );
+      return d.builder
+        .selectFrom(
+          sql`(SELECT COALESCE(SUM(x.converted), 0) AS converted${sql.join(
+            goals.map(
+              (_, i) => sql`, COALESCE(SUM(${sql.ref(`x.goal_${i}`)}), 0) AS ${sql.ref(`goal_${i}`)}`,
+            ),
+            sql``,
+          )} FROM (${tail}) x)`.as('t'),
+        )
+        .select([
+          sql<number | string>`(${converted}) + t.converted`.as('converted'),
+          ...perGoal.map((rows, i) =>
+            sql<number | string>`(${rows}) + ${sql.ref(`t.goal_${i}`)}`.as(`goal_${i}`),
+          ),
+        ])
+        .compile();
+    };
+  },
 };
 
 /** The SQL behind GET /sites/{id}/conversions. */
@@ -55,7 +100,17 @@ export const conversionsStatements = {
 export class ConversionsQueries {
   constructor(private readonly db: ReportDb) {}
 
-  async conversionCounts(query: StatsQuery, goals: GoalDefinition[]): Promise<ConversionCounts> {
+  async conversionCounts(query: StatsQuery, conversionGoals: ConversionGoals): Promise<ConversionCounts> {
+    const { goals } = conversionGoals;
+    if (conversionRollupsMayAnswer(query, conversionGoals.rolledUp)) {
+      const [totals] = await this.db.run(sharedStatements.sessionTotals(query, ['sessions']));
+      const [row] = await this.db.run(conversionsStatements.rolledUpConversionCounts(query, goals));
+      return {
+        sessions: Number(totals.sessions),
+        convertedSessions: Number(row.converted),
+        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
+      };
+    }
     const [row] = await this.db.run(conversionsStatements.conversionCounts(query, goals));
     return {
       sessions: Number(row.sessions),

@@ -11,8 +11,9 @@ export class ConversionsService {
   ) {}
 
   async report(query: StatsQuery): Promise<ConversionsResponseDto> {
-    const goals = await this.stats.siteGoals(query.site.id);
-    const counts = await this.queries.conversionCounts(query, goals);
+    const conversionGoals = await this.stats.conversionGoals(query.site.id);
+    const { goals } = conversionGoals;
+    const counts = await this.queries.conversionCounts(query, conversionGoals);
     return {
       data: {
         sessions: counts.sessions,

@@ -1,6 +1,15 @@
-import { decideTable, ReportDb, ReportStatement, StatsQuery, where } from '@app/stats';
+import {
+  decideTable,
+  eventRollupsMayAnswer,
+  hitsOfSession,
+  ReportDb,
+  ReportStatement,
+  StatsQuery,
+  where,
+} from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { sql } from 'kysely';
+import type { SqlDialect } from '@app/db';
+import { AliasedSelectQueryBuilder, sql, SqlBool } from 'kysely';
 
 export interface RegisteredEventRow {
   name: string;
@@ -8,6 +17,39 @@ export interface RegisteredEventRow {
   registered_at: Date;
   occurrences: number | string;
   sessions: number | string;
+}
+
+/**
+ * A page of the site's registered events with their counts from `counts` (alias `c`: one row
+ * per event id with `occurrences` and `sessions`), zeros where it has none, by occurrences desc
+ * then name (unique per site, so the order is total).
+ */
+function registeredEventsWith(
+  d: SqlDialect,
+  siteId: number,
+  counts: AliasedSelectQueryBuilder<
+    { event_id: number; occurrences: number | string; sessions: number | string },
+    'c'
+  >,
+  offset: number,
+  limit: number,
+) {
+  return d.builder
+    .selectFrom('registered_events as re')
+    .leftJoin(counts, 'c.event_id', 're.id')
+    .select([
+      're.name',
+      're.description',
+      're.registered_at',
+      sql<number | string>`COALESCE(c.occurrences, 0)`.as('occurrences'),
+      sql<number | string>`COALESCE(c.sessions, 0)`.as('sessions'),
+    ])
+    .where('re.site_id', '=', siteId)
+    .orderBy('occurrences', 'desc')
+    .orderBy('re.name', 'asc')
+    .limit(limit)
+    .offset(offset)
+    .compile();
 }
 
 export const eventsStatements = {
@@ -56,22 +98,49 @@ export const eventsStatements = {
         ])
         .groupBy('x.event_id')
         .as('c');
-      return d.builder
-        .selectFrom('registered_events as re')
-        .leftJoin(counts, 'c.event_id', 're.id')
+      return registeredEventsWith(d, siteId, counts, offset, limit);
+    };
+  },
+
+  /**
+   * The same page from the event rollups (when eventRollupsMayAnswer): per name, the hits of
+   * the range's buckets, and its distinct sessions as Σ sessions per bucket − Σ links between
+   * consecutive buckets of a session inside the range (libs/stats/src/rollups/event-rollup.ts);
+   * plus, for the sessions queued for aggregation, their event hits of the range as they are
+   * now minus what the rollups hold for them.
+   */
+  rolledUpEventsPage(query: StatsQuery, offset: number, limit: number): ReportStatement<RegisteredEventRow> {
+    const siteId = query.site.id;
+    const { startUtc, endUtc } = query.range;
+    return (d) => {
+      const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}`;
+      const rows = sql`
+        SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM event_rollups e
+        WHERE e.site_id = ${siteId} AND e.bucket >= ${startUtc} AND e.bucket < ${endUtc}
+        UNION ALL
+        SELECT l.name, 0, -l.sessions FROM event_links l
+        WHERE l.site_id = ${siteId} AND l.to_bucket >= ${startUtc} AND l.to_bucket < ${endUtc} AND l.from_bucket >= ${startUtc}
+        UNION ALL
+        SELECT h.step_key, COUNT(*), 1 FROM ${hitsOfSession('h')}
+        WHERE h.site_id = ${siteId} AND h.session_id IN (${queued}) AND h.type = 'event' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
+        GROUP BY h.step_key, h.session_id
+        UNION ALL
+        SELECT b.name, -SUM(b.hits), -1 FROM session_event_buckets b
+        WHERE b.site_id = ${siteId} AND b.session_id IN (${queued}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}
+        GROUP BY b.name, b.session_id`;
+      const counts = d.builder
+        .selectFrom(sql`(${rows})`.as('x'))
+        .innerJoin('registered_events as r', (j) =>
+          j.on('r.site_id', '=', siteId).on(sql<SqlBool>`r.name = x.name`),
+        )
         .select([
-          're.name',
-          're.description',
-          're.registered_at',
-          sql<number | string>`COALESCE(c.occurrences, 0)`.as('occurrences'),
-          sql<number | string>`COALESCE(c.sessions, 0)`.as('sessions'),
+          'r.id as event_id',
+          sql<number | string>`SUM(x.occurrences)`.as('occurrences'),
+          sql<number | string>`SUM(x.sessions)`.as('sessions'),
         ])
-        .where('re.site_id', '=', siteId)
-        .orderBy('occurrences', 'desc')
-        .orderBy('re.name', 'asc')
-        .limit(limit)
-        .offset(offset)
-        .compile();
+        .groupBy('r.id')
+        .as('c');
+      return registeredEventsWith(d, siteId, counts, offset, limit);
     };
   },
 };
@@ -87,6 +156,10 @@ export class EventsQueries {
   }
 
   registeredEventsPage(query: StatsQuery, offset: number, limit: number): Promise<RegisteredEventRow[]> {
-    return this.db.run(eventsStatements.registeredEventsPage(query, offset, limit));
+    return this.db.run(
+      eventRollupsMayAnswer(query)
+        ? eventsStatements.rolledUpEventsPage(query, offset, limit)
+        : eventsStatements.registeredEventsPage(query, offset, limit),
+    );
   }
 }

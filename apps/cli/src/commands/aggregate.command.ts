@@ -35,9 +35,10 @@ export class AggregateCommand extends CommandRunner {
           chunks: summary.chunks,
           remaining: summary.remaining,
           sketch_hours: summary.sketchHours,
+          goal_sites: summary.goalSites,
           seconds: Number(summary.seconds.toFixed(3)),
         },
-        `aggregated ${summary.sessions} sessions (${summary.visitors} visitors), ${summary.sketchHours} visitor-sketch hours, in ${summary.seconds.toFixed(1)} s` +
+        `aggregated ${summary.sessions} sessions (${summary.visitors} visitors), ${summary.sketchHours} visitor-sketch hours, ${summary.goalSites} sites' goals rolled up, in ${summary.seconds.toFixed(1)} s` +
           (summary.remaining ? `; ${summary.remaining} still queued` : ''),
       );
     } finally {

@@ -2,10 +2,16 @@ import { SqliteSchema1765100000000 } from './1765100000000-sqlite-schema';
 import { SqliteVisitorSketches1765200000000 } from './1765200000000-visitor-sketches';
 import { SqliteNewVisitorRollups1765300000000 } from './1765300000000-new-visitor-rollups';
 import { SqliteSessionDayRollups1765400000000 } from './1765400000000-session-day-rollups';
+import { SqliteGoalRollups1765500000000 } from './1765500000000-goal-rollups';
+import { SqliteEventRollups1765600000000 } from './1765600000000-event-rollups';
+import { SqlitePageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
   SqliteVisitorSketches1765200000000,
   SqliteNewVisitorRollups1765300000000,
   SqliteSessionDayRollups1765400000000,
+  SqliteGoalRollups1765500000000,
+  SqliteEventRollups1765600000000,
+  SqlitePageviewRollups1765700000000,
 ];

@@ -11,6 +11,9 @@ import { HitsByStep1765000000000 } from './1765000000000-hits-by-step';
 import { VisitorSketches1765200000000 } from './1765200000000-visitor-sketches';
 import { NewVisitorRollups1765300000000 } from './1765300000000-new-visitor-rollups';
 import { SessionDayRollups1765400000000 } from './1765400000000-session-day-rollups';
+import { GoalRollups1765500000000 } from './1765500000000-goal-rollups';
+import { EventRollups1765600000000 } from './1765600000000-event-rollups';
+import { PageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -26,4 +29,7 @@ export const MIGRATIONS = [
   VisitorSketches1765200000000,
   NewVisitorRollups1765300000000,
   SessionDayRollups1765400000000,
+  GoalRollups1765500000000,
+  EventRollups1765600000000,
+  PageviewRollups1765700000000,
 ];

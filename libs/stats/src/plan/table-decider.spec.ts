@@ -1,7 +1,7 @@
 import { resolveRange } from '../date-range';
 import { parseFilters } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
-import { decideTable } from './table-decider';
+import { conversionRollupsMayAnswer, decideTable } from './table-decider';
 
 const query = (filters: string): StatsQuery => ({
   site: { id: 1, timezone: 'Asia/Kathmandu', currency: 'EUR', trackingMode: 'full' },
@@ -47,13 +47,34 @@ describe('decideTable under filters', () => {
     expect(decideTable(query(''), 'sessions', entryList).kind).toBe('rollup');
   });
 
-  it('reads filtered pageviews, and pageviews by attribute, through their sessions', () => {
-    expect(decideTable(query('country==DE'), 'hits', { metrics: ['pageviews'] }).kind).toBe('bySession');
+  it('reads pageviews by one attribute, or filtered on it alone, from its rows of the pageview rollup', () => {
+    const rows = (dimension: string) => ({
+      source: 'hits',
+      kind: 'rollup',
+      rollupTable: 'pageview_rollups',
+      rollupDimension: dimension,
+    });
+    expect(decideTable(query('country==DE|F*'), 'hits', { metrics: ['pageviews'] })).toEqual(rows('country'));
+    expect(decideTable(query(''), 'hits', { metrics: ['pageviews'], dimension: 'device' })).toEqual(
+      rows('device'),
+    );
+    expect(
+      decideTable(query('device!=mobile'), 'hits', { metrics: ['pageviews'], dimension: 'device' }),
+    ).toEqual(rows('device'));
+    expect(decideTable(query(''), 'hits', { metrics: ['pageviews'] })).toEqual({
+      source: 'hits',
+      kind: 'rollup',
+    });
+  });
+
+  it('reads other filtered pageviews through their sessions', () => {
     expect(decideTable(query('page==/a'), 'hits', { metrics: ['pageviews'] }).kind).toBe('bySession');
-    expect(decideTable(query(''), 'hits', { metrics: ['pageviews'], dimension: 'device' }).kind).toBe(
+    expect(decideTable(query('country==DE;device==mobile'), 'hits', { metrics: ['pageviews'] }).kind).toBe(
       'bySession',
     );
-    expect(decideTable(query(''), 'hits', { metrics: ['pageviews'] }).kind).toBe('rollup');
+    expect(
+      decideTable(query('country==DE'), 'hits', { metrics: ['pageviews'], dimension: 'device' }).kind,
+    ).toBe('bySession');
     // Time on page and scroll depth are not counted per session.
     expect(decideTable(query('country==DE'), 'hits', { metrics: ['pageviews', 'timeOnPageSum'] }).kind).toBe(
       'raw',
@@ -71,5 +92,20 @@ describe('decideTable under filters', () => {
     expect(decideTable(query(''), 'visitors').kind).toBe('rollup');
     expect(decideTable(query('country==DE'), 'visitors').kind).toBe('raw');
     expect(decideTable({ ...query(''), tables: 'raw' }, 'visitors').kind).toBe('raw');
+  });
+});
+
+describe('conversionRollupsMayAnswer', () => {
+  it('answers unfiltered queries over whole quarter hours while the rollups hold the goals', () => {
+    expect(conversionRollupsMayAnswer(query(''), true)).toBe(true);
+  });
+
+  it('leaves to the raw tables: goals not rolled up yet, filters, the raw path, ragged buckets', () => {
+    expect(conversionRollupsMayAnswer(query(''), false)).toBe(false);
+    expect(conversionRollupsMayAnswer(query('country==DE'), true)).toBe(false);
+    expect(conversionRollupsMayAnswer({ ...query(''), tables: 'raw' }, true)).toBe(false);
+    const q = query('');
+    const ragged = [{ startUtc: new Date(q.range.startUtc.getTime() + 60_000) }];
+    expect(conversionRollupsMayAnswer(q, true, ragged as never)).toBe(false);
   });
 });

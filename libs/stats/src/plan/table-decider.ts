@@ -31,7 +31,8 @@ export interface TableChoice {
    * other than the one the rows are of. For new visitors: `visitor_first_rollups`, or none
    * (the visitors table's index by first session).
    */
-  rollupTable?: 'session_rollups' | 'session_attribute_rollups' | 'visitor_first_rollups';
+  rollupTable?:
+    'session_rollups' | 'session_attribute_rollups' | 'visitor_first_rollups' | 'pageview_rollups';
 }
 
 /** What a statement needs, so the decider can tell whether a rollup has it. */
@@ -41,7 +42,7 @@ export interface SessionNeeds {
   dimension?: SessionAttribute | 'entry_path' | 'exit_path';
   /** The report buckets it groups by, if any. */
   buckets?: readonly Bucket[];
-  /** It looks at each session (conversions, purchases), which no rollup keeps. */
+  /** It looks at each session (purchases; conversions have rollups of their own: conversionRollupsMayAnswer). */
   perSession?: boolean;
 }
 
@@ -80,10 +81,18 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
   const filteredBy = soleAttributeOf(query.filters);
   if (source === 'hits' && (query.filters.length > 0 || needs.dimension !== undefined)) {
-    // Pageviews under filters or by a session attribute: through their sessions.
     const attribute =
       needs.dimension === undefined || (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension);
-    return attribute && needs.metrics.every((m) => m === 'pageviews') ? { source, kind: 'bySession' } : raw;
+    if (!attribute || !needs.metrics.every((m) => m === 'pageviews')) return raw;
+    // Pageviews by one attribute, or under filters on that attribute only: its rows of the
+    // pageview rollup, over whole quarter hours.
+    const dimension = (needs.dimension as SessionAttribute | undefined) ?? filteredBy;
+    const filtersOnIt = query.filters.length === 0 || filteredBy === dimension;
+    if (dimension !== undefined && filtersOnIt && rollupCovers(query.range, needs.buckets)) {
+      return { source, kind: 'rollup', rollupTable: 'pageview_rollups', rollupDimension: dimension };
+    }
+    // Any other filtered pageviews: through their sessions.
+    return { source, kind: 'bySession' };
   }
   if (query.filters.length > 0) {
     if (source !== 'sessions') return raw;
@@ -113,6 +122,37 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     };
   }
   return { source, kind: 'rollup', rollupTable: 'session_attribute_rollups', rollupDimension: attribute };
+}
+
+/**
+ * Whether the conversion rollups (goal_rollups, converted_rollups; libs/stats/src/rollups/
+ * goal-rollup.ts) count the query's converted sessions: they hold exactly the site's goals
+ * (`goalsRolledUp`: a goal created since the last `aggregate` is not in them yet), the query
+ * has no filters (they keep no entry page, page or goal of a session, and one attribute per
+ * row), and the range and report buckets are whole quarter hours. Sessions queued for
+ * aggregation are read from the raw tables on top of them (conversionTail).
+ */
+export function conversionRollupsMayAnswer(
+  query: StatsQuery,
+  goalsRolledUp: boolean,
+  buckets: readonly Bucket[] = [],
+): boolean {
+  return (
+    query.tables !== 'raw' &&
+    goalsRolledUp &&
+    query.filters.length === 0 &&
+    rollupCovers(query.range, buckets)
+  );
+}
+
+/**
+ * Whether the event rollups (event_rollups, event_links; libs/stats/src/rollups/
+ * event-rollup.ts) count the query's event hits and their sessions: no filters (they keep no
+ * session attribute) and whole quarter hours. Sessions queued for aggregation are read from
+ * the raw tables on top of them.
+ */
+export function eventRollupsMayAnswer(query: StatsQuery): boolean {
+  return query.tables !== 'raw' && query.filters.length === 0 && rollupCovers(query.range);
 }
 
 /**

@@ -40,8 +40,8 @@ export const where = {
   },
 
   /**
-   * The session rollup's rows of one attribute for the query: whole 15-minute buckets of the
-   * session start inside the range (decideTable only picks the rollup when the range's bounds
+   * The session rollup's rows of one attribute for the query (or converted_rollups', which has
+   * the same key): whole 15-minute buckets of the session start inside the range (decideTable only picks the rollup when the range's bounds
    * are bucket bounds). Filters, all on `dimension` when decideTable picks the rollup, select
    * its values.
    */
@@ -62,6 +62,12 @@ export const where = {
       throw new Error('the attribute rollup can only select sessions by their attributes');
     }
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(sessionSelected(query.filters, alias))})`;
+  },
+
+  /** The rows of one goal in goal_rollups for the query: whole buckets of the session start in the range. */
+  goalRollups(query: StatsQuery, goalId: number, alias = 'g'): Expression<SqlBool> {
+    unfiltered(query, 'goal_rollups');
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'goal_id')} = ${goalId} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
   },
 
   /** The entry/exit page rollup's rows of one list for the query (as sessionRollups). */

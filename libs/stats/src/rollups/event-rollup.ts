@@ -1,0 +1,67 @@
+/** A session's hits of one event name in one 15-minute UTC bucket (a session_event_buckets row). */
+export interface SessionEventBucket {
+  session_id: string;
+  name: string;
+  bucket: Date;
+  hits: number;
+}
+
+/** One event_rollups row's change: hits of the name in the bucket, and sessions with such hits. */
+export interface EventRollupDelta {
+  bucket: Date;
+  name: string;
+  occurrences: number;
+  sessions: number;
+}
+
+/** One event_links row's change: sessions whose consecutive buckets with hits of the name are these. */
+export interface EventLinkDelta {
+  toBucket: Date;
+  name: string;
+  fromBucket: Date;
+  sessions: number;
+}
+
+/**
+ * What the event rollups hold for a set of sessions, each session's buckets with hits of a
+ * name counted once per bucket and each pair of consecutive such buckets once (a session with
+ * hits in k buckets of a range has k − 1 pairs inside it, so Σ sessions − Σ pairs over a range
+ * is its distinct sessions): `before` (as stored) subtracted, `after` (from the hits) added,
+ * netted per row; rows whose change is zero are left out.
+ */
+export function eventRollupDeltas(
+  before: readonly SessionEventBucket[],
+  after: readonly SessionEventBucket[],
+): { rollups: EventRollupDelta[]; links: EventLinkDelta[] } {
+  const rollups = new Map<string, EventRollupDelta>();
+  const links = new Map<string, EventLinkDelta>();
+  const add = (rows: readonly SessionEventBucket[], sign: 1 | -1) => {
+    const bySessionName = new Map<string, SessionEventBucket[]>();
+    for (const r of rows) {
+      const key = `${r.session_id}\u0000${r.name}`;
+      bySessionName.set(key, [...(bySessionName.get(key) ?? []), r]);
+    }
+    for (const list of bySessionName.values()) {
+      list.sort((a, b) => a.bucket.getTime() - b.bucket.getTime());
+      list.forEach((r, i) => {
+        const key = `${r.bucket.getTime()}\u0000${r.name}`;
+        const d = rollups.get(key) ?? { bucket: r.bucket, name: r.name, occurrences: 0, sessions: 0 };
+        d.occurrences += sign * r.hits;
+        d.sessions += sign;
+        rollups.set(key, d);
+        if (i === 0) return;
+        const from = list[i - 1].bucket;
+        const linkKey = `${r.bucket.getTime()}\u0000${r.name}\u0000${from.getTime()}`;
+        const l = links.get(linkKey) ?? { toBucket: r.bucket, name: r.name, fromBucket: from, sessions: 0 };
+        l.sessions += sign;
+        links.set(linkKey, l);
+      });
+    }
+  };
+  add(before, -1);
+  add(after, 1);
+  return {
+    rollups: [...rollups.values()].filter((d) => d.sessions !== 0 || d.occurrences !== 0),
+    links: [...links.values()].filter((d) => d.sessions !== 0),
+  };
+}
