@@ -52,7 +52,8 @@ const KEY_ROW: ApiKey = {
 function fixedAccess(): Pick<AccessRepository, keyof AccessRepository> {
   const sites = [READABLE_SITE, FOREIGN_SITE];
   return {
-    findKeyByHash: (hash) => Promise.resolve(hash === KEY_ROW.keyHash ? KEY_ROW : null),
+    // The key alone: the SiteAccessGuard then looks the site up with findSite and isMember.
+    findKey: (hash) => Promise.resolve(hash === KEY_ROW.keyHash ? KEY_ROW : null),
     touchKey: () => Promise.resolve(),
     findSite: (id) => Promise.resolve(sites.find((s) => s.id === id) ?? null),
     isMember: (siteId, userId) => Promise.resolve(siteId === READABLE_SITE.id && userId === KEY_USER_ID),

@@ -14,6 +14,7 @@ import { Reflector } from '@nestjs/core';
 import { AccessRepository } from './access.repository';
 import { bearerToken, hashApiKey, isWellFormedApiKey } from './api-key';
 import { IS_PUBLIC } from './decorators';
+import { parseSiteId } from './site-id';
 import type { AuthenticatedRequest } from './principal';
 
 const TOUCH_INTERVAL_MS = 60_000;
@@ -62,7 +63,10 @@ export class ApiKeyGuard implements CanActivate {
     if (token === undefined) throw unauthorized('The Authorization header must use the Bearer scheme.');
     if (!isWellFormedApiKey(token)) throw unauthorized('The API key is malformed.');
 
-    const key = await this.access.findKeyByHash(hashApiKey(token));
+    // On a site's route, the site, the membership and the data version come in the same
+    // statement (SiteAccessGuard and the report cache use them); a malformed id is the
+    // SiteAccessGuard's 400, after this guard's 401s.
+    const key = await this.access.findKey(hashApiKey(token), parseSiteId(req.params?.id));
     const now = new Date();
     const refusal = !key
       ? 'The API key is not valid.'
@@ -77,6 +81,7 @@ export class ApiKeyGuard implements CanActivate {
     }
 
     req.principal = { keyId: key.id, userId: key.userId };
+    req.siteLookup = key.siteLookup;
     this.touch(key.id, now);
     return true;
   }

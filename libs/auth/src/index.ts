@@ -5,3 +5,4 @@ export * from './auth.module';
 export * from './decorators';
 export * from './principal';
 export * from './site-access.guard';
+export * from './site-id';

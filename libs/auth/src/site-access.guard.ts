@@ -9,15 +9,7 @@ import {
 } from '@nestjs/common';
 import { AccessRepository } from './access.repository';
 import type { AuthenticatedRequest } from './principal';
-
-const MAX_SITE_ID = 4_294_967_295;
-
-/** Parses a path `{id}`: decimal digits only, within the id column's range. */
-export function parseSiteId(raw: unknown): number | undefined {
-  if (typeof raw !== 'string' || !/^[1-9]\d{0,9}$/.test(raw)) return undefined;
-  const id = Number(raw);
-  return id <= MAX_SITE_ID ? id : undefined;
-}
+import { parseSiteId } from './site-id';
 
 /**
  * Resolves `:id` to a site the key's user is a member of, right now (a removed membership
@@ -35,9 +27,11 @@ export class SiteAccessGuard implements CanActivate {
     const id = parseSiteId(req.params.id);
     if (id === undefined) throw InvalidParametersException.of('id', 'id must be a positive integer site id');
 
-    const site = await this.access.findSite(id);
+    // Looked up with the key by the ApiKeyGuard, in the same statement; otherwise here.
+    const looked = req.siteLookup?.id === id ? req.siteLookup : undefined;
+    const site = looked ? looked.site : await this.access.findSite(id);
     if (!site) throw new NotFoundException(problem(HttpStatus.NOT_FOUND, `No site with id ${id}.`));
-    if (!(await this.access.isMember(site.id, principal.userId))) {
+    if (!(looked ? looked.member : await this.access.isMember(site.id, principal.userId))) {
       throw new ForbiddenException(problem(HttpStatus.FORBIDDEN, `This key cannot read site ${id}.`));
     }
     req.site = site;

@@ -1,4 +1,5 @@
 import { AppConfig } from '@app/config';
+import { dataVersionColumns, DataVersionRow, formatDataVersion } from '@app/db';
 import { Injectable } from '@nestjs/common';
 import { sql } from 'kysely';
 import { GoalDefinition } from './conversions';
@@ -113,43 +114,12 @@ export const sharedStatements = {
     };
   },
 
-  /**
-   * What a site's reports are computed from, as one comparable value: the data version that
-   * imports and aggregation bump, and the goals and registered events (created by the CLI).
-   */
-  dataVersion(siteId: number): ReportStatement<{
-    data: number | string | null;
-    goals: number | string;
-    last_goal: number | string;
-    events: number | string;
-    last_event: number | string;
-  }> {
+  /** The site's data version (dataVersionColumns), read where the reports are read. */
+  dataVersion(siteId: number): ReportStatement<DataVersionRow> {
     return (d) =>
-      d.builder
-        .selectNoFrom((eb) => [
-          eb.selectFrom('site_data_versions').select('version').where('site_id', '=', siteId).as('data'),
-          eb
-            .selectFrom('goals')
-            .select(sql<number>`COUNT(*)`.as('n'))
-            .where('site_id', '=', siteId)
-            .as('goals'),
-          eb
-            .selectFrom('goals')
-            .select(sql<number>`COALESCE(MAX(id), 0)`.as('m'))
-            .where('site_id', '=', siteId)
-            .as('last_goal'),
-          eb
-            .selectFrom('registered_events')
-            .select(sql<number>`COUNT(*)`.as('n'))
-            .where('site_id', '=', siteId)
-            .as('events'),
-          eb
-            .selectFrom('registered_events')
-            .select(sql<number>`COALESCE(MAX(id), 0)`.as('m'))
-            .where('site_id', '=', siteId)
-            .as('last_event'),
-        ])
-        .compile();
+      sql<DataVersionRow>`SELECT ${sql.raw(dataVersionColumns('s.id'))} FROM sites s WHERE s.id = ${siteId}`.compile(
+        d.builder,
+      );
   },
 
   /** Hours of the range whose visitor sketch `aggregate` has yet to rebuild. */
@@ -301,9 +271,10 @@ export class StatsRepository {
     return Object.fromEntries(metrics.map((name) => [name, String(row[name])])) as Record<M, string>;
   }
 
+  /** The site's data version (dataVersionColumns), read where the reports are read. */
   async dataVersion(siteId: number): Promise<string> {
     const [row] = await this.db.run(sharedStatements.dataVersion(siteId));
-    return `${row.data ?? 0}.${row.goals}:${row.last_goal}.${row.events}:${row.last_event}`;
+    return row ? formatDataVersion(row) : 'no site';
   }
 
   async siteGoals(siteId: number): Promise<SiteGoal[]> {

@@ -1,8 +1,8 @@
 import type { AuthenticatedRequest } from '@app/auth';
 import { wantsCsv } from '@app/common';
 import { isValidTimeZone, localDate, StatsRepository } from '@app/stats';
-import { currentReadPin } from '@app/db';
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { currentReadPin, ReplicaSet } from '@app/db';
+import { CallHandler, ExecutionContext, Injectable, NestInterceptor, Optional } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import { from, Observable, of, switchMap, tap } from 'rxjs';
@@ -20,6 +20,7 @@ export class ReportCacheInterceptor implements NestInterceptor {
   constructor(
     private readonly cache: ReportCache,
     private readonly stats: StatsRepository,
+    @Optional() private readonly replicas?: ReplicaSet,
   ) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
@@ -28,7 +29,10 @@ export class ReportCacheInterceptor implements NestInterceptor {
     const site = req.site;
     const zone = typeof req.query.timezone === 'string' ? req.query.timezone : site?.timezone;
     if (!site || !zone || !isValidTimeZone(zone)) return next.handle();
-    return from(this.stats.dataVersion(site.id)).pipe(
+    // Read with the key when the reports are read from the same server (no replicas); a
+    // replica's answer must be filed under the replica's version, read where it is read.
+    const looked = req.siteLookup?.id === site.id && !this.replicas?.configured ? req.siteLookup : undefined;
+    return from(looked ? Promise.resolve(looked.dataVersion) : this.stats.dataVersion(site.id)).pipe(
       switchMap((version) => {
         const key = cacheKey(req, site.id, version, localDate(new Date(), zone));
         res.setHeader('ETag', `"${hash(`${key}\u0000${wantsCsv(req) ? 'csv' : 'json'}`)}"`);
