@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { stopProcessGroup } from './support/process-group';
 import { freePort, TEST_ENGINE } from './support/test-env';
 
 const ROOT = path.join(__dirname, '..');
@@ -41,17 +42,7 @@ async function startDemo(env: NodeJS.ProcessEnv): Promise<Demo> {
 }
 
 async function stopDemo(demo: Demo | undefined): Promise<void> {
-  if (!demo?.child.pid) return;
-  try {
-    process.kill(-demo.child.pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const stopped = await Promise.race([
-    demo.exited,
-    new Promise((r) => setTimeout(() => r('timeout'), 15_000)),
-  ]);
-  if (stopped === 'timeout') process.kill(-demo.child.pid, 'SIGKILL');
+  await stopProcessGroup(demo?.child.pid, demo?.exited ?? Promise.resolve());
 }
 
 async function get<T>(port: number, key: string, url: string): Promise<{ status: number; body: T }> {

@@ -1,6 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createConnection, RowDataPacket } from 'mysql2/promise';
+import { stopProcessGroup } from './support/process-group';
 import { describeOnServer, freePort } from './support/test-env';
 
 const ROOT = path.join(__dirname, '..');
@@ -55,24 +56,7 @@ describeOnServer('npm run start:demo', () => {
   }, 300_000);
 
   afterAll(async () => {
-    if (child?.pid) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // already gone
-      }
-      const stopped = await Promise.race([
-        exited,
-        new Promise((r) => setTimeout(() => r('timeout'), 15_000)),
-      ]);
-      if (stopped === 'timeout') {
-        try {
-          process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-    }
+    await stopProcessGroup(child?.pid, exited);
     const conn = await admin();
     try {
       await conn.query(`DROP DATABASE IF EXISTS \`${database}\``);
