@@ -7,7 +7,8 @@
 --   $5 = 7
 --   $6 = 2026-03-19T23:00:00.000Z
 --   $7 = 2026-04-02T22:00:00.000Z
---   $8 = 1
+--   $8 = 7
+--   $9 = 1
 SELECT
   `t`.`sku`,
   `f`.`name`,
@@ -47,22 +48,34 @@ FROM
         PARTITION BY
           i.sku
         ORDER BY
-          o.ts,
           h.seq,
           i.line_no
       ) AS `rn`
     FROM
-      `orders` AS `o`
+      (
+        SELECT
+          `i`.`sku`,
+          MIN(o.ts) AS `first_ts`
+        FROM
+          `orders` AS `o`
+          INNER JOIN `order_items` AS `i` ON `i`.`site_id` = `o`.`site_id`
+          AND `i`.`order_id` = `o`.`order_id`
+        WHERE
+          (
+            `o`.`site_id` = ?
+            AND `o`.`ts` >= ?
+            AND `o`.`ts` < ?
+          )
+        GROUP BY
+          `i`.`sku`
+      ) AS `m`
+      INNER JOIN `orders` AS `o` ON `o`.`site_id` = ?
+      AND `o`.`ts` = `m`.`first_ts`
       INNER JOIN `order_items` AS `i` ON `i`.`site_id` = `o`.`site_id`
       AND `i`.`order_id` = `o`.`order_id`
+      AND `i`.`sku` = `m`.`sku`
       INNER JOIN `hits` AS `h` ON `h`.`site_id` = `o`.`site_id`
       AND `h`.`hit_id` = `o`.`hit_id`
-    WHERE
-      (
-        `o`.`site_id` = ?
-        AND `o`.`ts` >= ?
-        AND `o`.`ts` < ?
-      )
   ) AS `f` ON `f`.`sku` = `t`.`sku`
   AND `f`.`rn` = ?
 ORDER BY

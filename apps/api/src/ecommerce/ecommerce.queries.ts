@@ -139,10 +139,28 @@ export const ecommerceStatements = {
         .orderBy('i.sku', 'asc')
         .limit(limit)
         .as('t');
-      const firstNames = d.builder
+      // Each sku's first order in the range is at its earliest order ts: only the lines of the
+      // orders at that instant are ranked (by the import order of their hits, then line
+      // number), so the hits are looked up for a few lines per sku, not for every line.
+      const firstAt = d.builder
         .selectFrom('orders as o')
         .innerJoin('order_items as i', (j) =>
           j.onRef('i.site_id', '=', 'o.site_id').onRef('i.order_id', '=', 'o.order_id'),
+        )
+        .select(['i.sku', sql<Date>`MIN(o.ts)`.as('first_ts')])
+        .where(where.orders(query, 'o'))
+        .groupBy('i.sku')
+        .as('m');
+      const firstNames = d.builder
+        .selectFrom(firstAt)
+        .innerJoin('orders as o', (j) =>
+          j.on('o.site_id', '=', query.site.id).onRef('o.ts', '=', 'm.first_ts'),
+        )
+        .innerJoin('order_items as i', (j) =>
+          j
+            .onRef('i.site_id', '=', 'o.site_id')
+            .onRef('i.order_id', '=', 'o.order_id')
+            .onRef('i.sku', '=', 'm.sku'),
         )
         .innerJoin('hits as h', (j) =>
           j.onRef('h.site_id', '=', 'o.site_id').onRef('h.hit_id', '=', 'o.hit_id'),
@@ -150,9 +168,8 @@ export const ecommerceStatements = {
         .select([
           'i.sku',
           'i.name',
-          sql<number>`ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY o.ts, h.seq, i.line_no)`.as('rn'),
+          sql<number>`ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY h.seq, i.line_no)`.as('rn'),
         ])
-        .where(where.orders(query, 'o'))
         .as('f');
       return d.builder
         .selectFrom(totals)
