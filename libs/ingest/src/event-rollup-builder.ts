@@ -7,7 +7,7 @@ import {
 } from '@app/stats/rollups/event-rollup';
 import { rollupBucket } from '@app/stats/rollups/session-rollup';
 import { EntityManager } from 'typeorm';
-import { inList, ROLLUP_WRITE_ROWS, SESSIONS_COUNT, writeRollupDeltas } from './rollup-writer';
+import { inList, SESSIONS_COUNT, writeRollupDeltas, replaceSessionRows } from './rollup-writer';
 
 /**
  * Keeps the event rollups (migration 1765600000000) equal to the event hits of the sessions
@@ -65,23 +65,15 @@ export class EventRollupBuilder {
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });
-    if (before.length > 0) {
-      await em.query(
-        `DELETE FROM session_event_buckets WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      );
-    }
-    const rows = [...after.values()];
-    for (let i = 0; i < rows.length; i += ROLLUP_WRITE_ROWS) {
-      const part = rows.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        d.insertIgnore(
-          'session_event_buckets',
-          ['site_id', 'session_id', 'name', 'bucket', 'hits'],
-          part.length,
-        ),
-        part.flatMap((r) => [siteId, r.session_id, r.name, r.bucket, r.hits]),
-      );
-    }
+    await replaceSessionRows(
+      em,
+      d,
+      siteId,
+      sessionIds,
+      before.length > 0,
+      'session_event_buckets',
+      ['session_id', 'name', 'bucket', 'hits'],
+      [...after.values()].map((r) => [r.session_id, r.name, r.bucket, r.hits]),
+    );
   }
 }

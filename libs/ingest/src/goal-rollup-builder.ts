@@ -11,7 +11,13 @@ import type { RolledUpSession } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
 import { withDeadlockRetry } from './retry';
-import { inList, ROLLUP_WRITE_ROWS, SESSIONS_COUNT, writeRollupDeltas } from './rollup-writer';
+import {
+  inList,
+  ROLLUP_WRITE_ROWS,
+  SESSIONS_COUNT,
+  writeRollupDeltas,
+  replaceSessionRows,
+} from './rollup-writer';
 
 interface GoalRow {
   id: number | string;
@@ -187,19 +193,15 @@ export class GoalRollupBuilder {
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });
-    if (oldRows.length > 0) {
-      await em.query(
-        `DELETE FROM session_goals WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      );
-    }
-    const newRows = after.flatMap((s) => (converted.get(s.session_id) ?? []).map((g) => [s.session_id, g]));
-    for (let i = 0; i < newRows.length; i += ROLLUP_WRITE_ROWS) {
-      const part = newRows.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        d.insertIgnore('session_goals', ['site_id', 'session_id', 'goal_id'], part.length),
-        part.flatMap(([sessionId, goalId]) => [siteId, sessionId, goalId]),
-      );
-    }
+    await replaceSessionRows(
+      em,
+      d,
+      siteId,
+      sessionIds,
+      oldRows.length > 0,
+      'session_goals',
+      ['session_id', 'goal_id'],
+      after.flatMap((s) => (converted.get(s.session_id) ?? []).map((g) => [s.session_id, g])),
+    );
   }
 }

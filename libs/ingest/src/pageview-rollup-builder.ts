@@ -7,7 +7,7 @@ import {
 } from '@app/stats/rollups/pageview-rollup';
 import { rollupBucket } from '@app/stats/rollups/session-rollup';
 import { EntityManager } from 'typeorm';
-import { inList, ROLLUP_WRITE_ROWS, writeRollupDeltas } from './rollup-writer';
+import { inList, writeRollupDeltas, replaceSessionRows } from './rollup-writer';
 
 type SessionAttributes = { session_id: string } & Record<SessionAttribute, string>;
 
@@ -62,23 +62,15 @@ export class PageviewRollupBuilder {
       sumValues: (r) => [r.pageviews],
       count: { column: 'pageviews', of: (r) => r.pageviews },
     });
-    if (stored.length > 0) {
-      await em.query(
-        `DELETE FROM session_pageview_buckets WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      );
-    }
-    const rows = [...now.values()];
-    for (let i = 0; i < rows.length; i += ROLLUP_WRITE_ROWS) {
-      const part = rows.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        d.insertIgnore(
-          'session_pageview_buckets',
-          ['site_id', 'session_id', 'bucket', 'pageviews'],
-          part.length,
-        ),
-        part.flatMap((r) => [siteId, r.session_id, r.bucket, r.pageviews]),
-      );
-    }
+    await replaceSessionRows(
+      em,
+      d,
+      siteId,
+      sessionIds,
+      stored.length > 0,
+      'session_pageview_buckets',
+      ['session_id', 'bucket', 'pageviews'],
+      [...now.values()].map((r) => [r.session_id, r.bucket, r.pageviews]),
+    );
   }
 }

@@ -53,3 +53,34 @@ export async function writeRollupDeltas<R>(
     );
   }
 }
+
+/**
+ * Replaces what a per-session table (session_goals, session_event_buckets,
+ * session_pageview_buckets) holds for the chunk's `sessionIds` with `rows` (their columns after
+ * site_id, in `columns` order). `hadRows`: whether any of those sessions had rows before; the
+ * delete is skipped when none had.
+ */
+export async function replaceSessionRows(
+  em: EntityManager,
+  d: SqlDialect,
+  siteId: number,
+  sessionIds: readonly string[],
+  hadRows: boolean,
+  table: string,
+  columns: readonly string[],
+  rows: readonly (readonly unknown[])[],
+): Promise<void> {
+  if (hadRows) {
+    await em.query(
+      `DELETE FROM ${table} WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
+      [siteId, ...sessionIds],
+    );
+  }
+  for (let i = 0; i < rows.length; i += ROLLUP_WRITE_ROWS) {
+    const part = rows.slice(i, i + ROLLUP_WRITE_ROWS);
+    await em.query(
+      d.insertIgnore(table, ['site_id', ...columns], part.length),
+      part.flatMap((r) => [siteId, ...r]),
+    );
+  }
+}

@@ -4,6 +4,7 @@ import { attributeOrMissing, SessionAttribute } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { andAlso, sessionSelected } from './session-filter';
+import { joinPageviewSession } from './pageviews-by-session';
 import { where } from './where';
 
 /**
@@ -19,11 +20,7 @@ export function pageviewsByRollup(query: StatsQuery, dimension: SessionAttribute
   const site = query.site.id;
   const { startUtc, endUtc } = query.range;
   const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}`;
-  const selected = sessionSelected(query.filters, 'ps');
-  const joinSession =
-    selected === null
-      ? sql`LEFT JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id`
-      : sql`JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;
+  const joinSession = joinPageviewSession(query);
   return sql`(
     SELECT r.bucket AS t, r.value AS value, r.pageviews AS n FROM pageview_rollups r
     WHERE ${where.sessionRollups(query, dimension, 'r')}

@@ -42,12 +42,7 @@ export function pageviewsBySession(
   const whole = (s: string) => sql`(${col(s, 'ended_at')} < ${endUtc} AND ${sameBucket(s)})`;
   const attributes = (s: string) =>
     sql.join(SESSION_ATTRIBUTES.map((a) => sql`${col(s, a)} AS ${sql.ref(a)}`));
-  const selected = sessionSelected(query.filters, 'ps');
-  // Under filters a pageview needs its derived session selected; unfiltered, any session will do.
-  const joinSession =
-    selected === null
-      ? sql`LEFT JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id`
-      : sql`JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;
+  const joinSession = joinPageviewSession(query);
   return sql`(
     SELECT s.started_at AS t, ${attributes('s')}, s.pageviews AS n
     FROM sessions s
@@ -67,4 +62,15 @@ export function pageviewsBySession(
     ${joinSession}
     WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
   )`;
+}
+
+/**
+ * The derived session (`ps`) of a pageview `h` read raw: under filters the pageview needs its
+ * session selected; unfiltered, any session (or none yet) will do.
+ */
+export function joinPageviewSession(query: StatsQuery): RawBuilder<unknown> {
+  const selected = sessionSelected(query.filters, 'ps');
+  return selected === null
+    ? sql`LEFT JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id`
+    : sql`JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;
 }
