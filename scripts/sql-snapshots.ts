@@ -136,10 +136,14 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     days,
   ),
   'ecommerce.order-totals': ecommerceStatements.orderTotals(query),
+  'ecommerce.order-totals.raw': ecommerceStatements.orderTotals(raw),
   'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),
   'ecommerce.purchasing-sessions-by-orders': ecommerceStatements.purchasingSessionsByOrders(query),
   'ecommerce.top-products': ecommerceStatements.topProducts(query, 10),
+  'ecommerce.top-product-totals': ecommerceStatements.topProductTotals(query, 10),
+  'ecommerce.first-names': ecommerceStatements.firstNames(query, ['SKU-1', 'SKU-2']),
   'ecommerce.revenue-by-day': ecommerceStatements.revenueByDay(query),
+  'ecommerce.revenue-by-day.raw': ecommerceStatements.revenueByDay(raw),
 };
 
 const ENGINES: Array<{ dir: string; dialect: SqlDialect; formatterLanguage: 'mariadb' }> = [

@@ -63,8 +63,17 @@ function fixture(siteId: number, zone: string, seed: number): Fixture {
             ? event(siteId, session, ts.toISOString(), rnd.pick(['signup', 'add_to_cart', 'play']), o)
             : purchase(siteId, session, ts.toISOString(), `o${seed}-${s}-${h}`, `${rnd.int(1, 9999) / 100}`, {
                 ...o,
+                // Names differ between orders, so that a product's name tells which order came first.
                 items: [
-                  { sku: rnd.pick(['A', 'B', 'C']), name: 'Item', quantity: rnd.int(1, 3), price: '4.25' },
+                  {
+                    sku: rnd.pick(['A', 'B', 'C']),
+                    name: `Item ${s}`,
+                    quantity: rnd.int(1, 3),
+                    price: '4.25',
+                  },
+                  ...(rnd.next() < 0.4
+                    ? [{ sku: rnd.pick(['B', 'C', 'D']), name: `Item ${s}.${h}`, quantity: 1, price: '1.10' }]
+                    : []),
                 ],
               });
       imports[h === 0 ? 0 : rnd.pick([0, 1, 1, 2])].push(hit);

@@ -4,27 +4,14 @@
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 2026-04-02T22:00:00.000Z
 SELECT
-  COUNT(*) AS `orders`,
-  COALESCE(SUM(`o`.`revenue`), 0) AS `revenue`,
-  COALESCE(
-    SUM(
-      (
-        SELECT
-          SUM(`i`.`quantity`)
-        FROM
-          order_items i
-        WHERE
-          i.site_id = o.site_id
-          AND i.order_id = o.order_id
-      )
-    ),
-    0
-  ) AS `items_sold`
+  COALESCE(SUM(`r`.`orders`), 0) AS `orders`,
+  COALESCE(SUM(`r`.`revenue`), 0) AS `revenue`,
+  COALESCE(SUM(`r`.`items`), 0) AS `items_sold`
 FROM
-  `orders` AS `o`
+  `order_rollups` AS `r`
 WHERE
   (
-    `o`.`site_id` = ?
-    AND `o`.`ts` >= ?
-    AND `o`.`ts` < ?
+    `r`.`site_id` = ?
+    AND `r`.`bucket` >= ?
+    AND `r`.`bucket` < ?
   );

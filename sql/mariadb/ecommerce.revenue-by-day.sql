@@ -8,24 +8,24 @@
 SELECT
   DATE_FORMAT(
     (
-      `o`.`ts` + INTERVAL (
+      `r`.`bucket` + INTERVAL (
         CASE
-          WHEN `o`.`ts` < ? THEN ?
+          WHEN `r`.`bucket` < ? THEN ?
           ELSE 7200
         END
       ) SECOND
     ),
     '%Y-%m-%d'
   ) AS `day`,
-  COALESCE(SUM(`o`.`revenue`), 0) AS `revenue`,
-  COUNT(*) AS `orders`
+  COALESCE(SUM(`r`.`revenue`), 0) AS `revenue`,
+  COALESCE(SUM(`r`.`orders`), 0) AS `orders`
 FROM
-  `orders` AS `o`
+  `order_rollups` AS `r`
 WHERE
   (
-    `o`.`site_id` = ?
-    AND `o`.`ts` >= ?
-    AND `o`.`ts` < ?
+    `r`.`site_id` = ?
+    AND `r`.`bucket` >= ?
+    AND `r`.`bucket` < ?
   )
 GROUP BY
   `day`;

@@ -26,8 +26,8 @@ SELECT
         FROM
           order_items i
         WHERE
-          i.site_id = o.site_id
-          AND i.order_id = o.order_id
+          i.site_id = `o`.`site_id`
+          AND i.order_id = `o`.`order_id`
       )
     ),
     0

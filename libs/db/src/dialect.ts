@@ -81,6 +81,8 @@ export interface SqlDialect {
   upsertAddSelect(table: string, keys: readonly string[], sums: readonly string[], select: string): string;
   /** The start of the 15-minute UTC bucket holding a DATETIME expression (no time-zone tables). */
   floorToQuarterHour(datetime: string): string;
+  /** The start of the UTC day holding a DATETIME expression. */
+  floorToUtcDay(datetime: string): string;
   /** A SELECT that locks the rows it reads until the transaction ends. */
   lockingRead(select: string): string;
   /**
@@ -240,6 +242,10 @@ class MysqlFamilyDialect implements SqlDialect {
 
   floorToQuarterHour(datetime: string): string {
     return `TIMESTAMPADD(MINUTE, FLOOR(TIMESTAMPDIFF(MINUTE, '1970-01-01 00:00:00', ${datetime}) / 15) * 15, '1970-01-01 00:00:00')`;
+  }
+
+  floorToUtcDay(datetime: string): string {
+    return `TIMESTAMP(DATE(${datetime}))`;
   }
 
   lockingRead(select: string): string {

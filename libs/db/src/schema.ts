@@ -252,7 +252,29 @@ export interface PageviewRollupsTable {
   pageviews: number;
 }
 
+/** Orders by 15-minute bucket of their ts (migration 1765800000000). */
+export interface OrderRollupsTable {
+  site_id: number;
+  bucket: Date;
+  orders: number;
+  revenue: Decimal;
+  items: Count;
+}
+
+/** Items by bucket (15 minutes, or UTC day) and sku (migration 1765800000000). */
+export interface ItemRollupsTable {
+  site_id: number;
+  bucket: Date;
+  sku: string;
+  quantity: Count;
+  revenue: Decimal;
+  orders: number;
+}
+
 export interface StatsDatabase {
+  order_rollups: OrderRollupsTable;
+  item_rollups: ItemRollupsTable;
+  item_day_rollups: ItemRollupsTable;
   session_pageview_buckets: SessionPageviewBucketsTable;
   pageview_rollups: PageviewRollupsTable;
   session_event_buckets: SessionEventBucketsTable;

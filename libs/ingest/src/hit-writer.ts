@@ -1,4 +1,5 @@
 import { SqlDialect } from '@app/db';
+import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/stats/rollups/order-rollup';
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
 import { sql } from 'kysely';
 import { EntityManager } from 'typeorm';
@@ -129,6 +130,23 @@ async function addToHitRollups(em: EntityManager, dialect: SqlDialect, siteId: n
 
 const ROLLUP_IDS_PER_STATEMENT = 1000;
 
+/** Adds the orders just stored (rows of ORDER_COLUMNS) to the order and item rollups. */
+async function addToOrderRollups(em: EntityManager, dialect: SqlDialect, orderRows: unknown[][]) {
+  const bySite = new Map<number, string[]>();
+  for (const [siteId, orderId] of orderRows as Array<[number, string]>) {
+    bySite.set(siteId, [...(bySite.get(siteId) ?? []), orderId]);
+  }
+  for (const [siteId, ids] of bySite) {
+    for (let i = 0; i < ids.length; i += ROLLUP_IDS_PER_STATEMENT) {
+      const orderIds = ids.slice(i, i + ROLLUP_IDS_PER_STATEMENT);
+      for (const table of Object.keys(ORDER_ROLLUP_COLUMNS) as OrderRollupTable[]) {
+        const statement = addToOrderRollup(dialect, table, { siteId, orderIds });
+        await em.query(statement.sql, [...statement.parameters]);
+      }
+    }
+  }
+}
+
 /**
  * Writes one batch of validated hits inside the caller's transaction: the hits not stored
  * yet (idempotent on `(site_id, id)`), the orders they open (first imported hit wins), their
@@ -208,6 +226,7 @@ export async function writeHitBatch(
 
   await insertRows(em, dialect, 'orders', ORDER_COLUMNS, orderRows, false);
   await insertRows(em, dialect, 'order_items', ITEM_COLUMNS, itemRows, false);
+  await addToOrderRollups(em, dialect, orderRows);
 
   // Sorted so that concurrent writers and the aggregator take row locks in one order.
   const sessions = [...new Set(fresh.map((h) => `${h.siteId}\u0000${h.sessionId}`))].sort();

@@ -1,6 +1,12 @@
 import {
+  buckets,
   decideTable,
   itemMetrics,
+  itemRollupMetrics,
+  orderRollupMetrics,
+  orderRollupsMayAnswer,
+  ROLLUP_BUCKET_MS,
+  rollupParts,
   localDateSql,
   orderMetrics,
   ReportDb,
@@ -49,6 +55,20 @@ export interface RevenueDayRow {
 export const ecommerceStatements = {
   /** Orders whose own ts is in the range: their count, revenue and item quantities. */
   orderTotals(query: StatsQuery): ReportStatement<OrderTotalsRow> {
+    if (orderRollupsMayAnswer(query)) {
+      return (d) => {
+        const m = orderRollupMetrics('r');
+        return d.builder
+          .selectFrom('order_rollups as r')
+          .select([
+            m.orders.as('orders'),
+            metricOut(d, 'revenue', m.revenue).as('revenue'),
+            m.itemsSold.as('items_sold'),
+          ])
+          .where(where.orderRollups(query, 'r'))
+          .compile();
+      };
+    }
     decideTable(query, 'orders');
     return (d) => {
       const m = orderMetrics('o');
@@ -57,9 +77,7 @@ export const ecommerceStatements = {
         .select([
           m.orders.as('orders'),
           metricOut(d, 'revenue', m.revenue).as('revenue'),
-          sql<Count>`COALESCE(SUM((SELECT ${itemMetrics('i').quantity} FROM order_items i WHERE i.site_id = o.site_id AND i.order_id = o.order_id)), 0)`.as(
-            'items_sold',
-          ),
+          m.itemsSold.as('items_sold'),
         ])
         .where(where.orders(query, 'o'))
         .compile();
@@ -115,6 +133,79 @@ export const ecommerceStatements = {
       return d.builder
         .selectNoFrom(sql<Count>`(${withOrders}) + (${queuedEarlier})`.as('purchasing_sessions'))
         .compile();
+    };
+  },
+
+  /**
+   * topProducts from the item rollups: the range's whole UTC days from item_day_rollups, the
+   * quarter hours on either side from item_rollups; names as firstNames gives them.
+   */
+  topProductTotals(query: StatsQuery, limit: number): ReportStatement<Omit<TopProductRow, 'name'>> {
+    return (d) => {
+      const m = itemRollupMetrics('r');
+      const parts = rollupParts(query, 'item_rollups', 'item_day_rollups').map(
+        ({ table, query: part }) =>
+          sql`SELECT r.sku, r.quantity, r.revenue, r.orders FROM ${sql.table(table)} r WHERE ${where.orderRollups(part, 'r')}`,
+      );
+      return d.builder
+        .selectFrom(sql`(${sql.join(parts, sql` UNION ALL `)})`.as('r'))
+        .select([
+          sql.ref<string>('r.sku').as('sku'),
+          m.quantity.as('quantity'),
+          m.revenue.as('sum_revenue'),
+          metricOut(d, 'revenue', m.revenue).as('revenue'),
+          m.orders.as('orders'),
+        ])
+        .groupBy(sql.ref('r.sku'))
+        .orderBy('sum_revenue', 'desc')
+        .orderBy(sql.ref('r.sku'), 'asc')
+        .limit(limit)
+        .compile();
+    };
+  },
+
+  /**
+   * The name of each of `skus` from its line in the first of the range's orders listing it
+   * (earliest order ts, then import order of the order's hit, then line number): only the
+   * orders of the sku's first quarter hour in the range (item_rollups, by sku) are looked at.
+   */
+  firstNames(
+    query: StatsQuery,
+    skus: readonly string[],
+  ): ReportStatement<{ sku: string; name: string | null }> {
+    return (d) => {
+      const first = d.builder
+        .selectFrom('item_rollups as r')
+        .select(['r.sku', sql<Date>`MIN(r.bucket)`.as('b')])
+        .where(where.orderRollups(query, 'r'))
+        .where('r.sku', 'in', skus)
+        .groupBy('r.sku')
+        .as('m');
+      const ranked = d.builder
+        .selectFrom(first)
+        .innerJoin('orders as o', (j) =>
+          j
+            .on('o.site_id', '=', query.site.id)
+            .on(
+              sql<SqlBool>`o.ts >= m.b AND o.ts < ${d.addSeconds(sql.ref('m.b'), sql.lit(ROLLUP_BUCKET_MS / 1000))}`,
+            ),
+        )
+        .innerJoin('order_items as i', (j) =>
+          j
+            .onRef('i.site_id', '=', 'o.site_id')
+            .onRef('i.order_id', '=', 'o.order_id')
+            .onRef('i.sku', '=', 'm.sku'),
+        )
+        .innerJoin('hits as h', (j) =>
+          j.onRef('h.site_id', '=', 'o.site_id').onRef('h.hit_id', '=', 'o.hit_id'),
+        )
+        .select([
+          'i.sku',
+          'i.name',
+          sql<number>`ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY o.ts, h.seq, i.line_no)`.as('rn'),
+        ])
+        .as('f');
+      return d.builder.selectFrom(ranked).select(['f.sku', 'f.name']).where('f.rn', '=', 1).compile();
     };
   },
 
@@ -189,6 +280,22 @@ export const ecommerceStatements = {
 
   /** Revenue and orders per local calendar day of the report timezone; days without orders are absent. */
   revenueByDay(query: StatsQuery): ReportStatement<RevenueDayRow> {
+    if (orderRollupsMayAnswer(query, buckets(query.range, 'day'))) {
+      // A quarter hour lies in one local day in every zone in use (rollupCovers).
+      return (d) => {
+        const m = orderRollupMetrics('r');
+        return d.builder
+          .selectFrom('order_rollups as r')
+          .select([
+            localDateSql(d, sql.ref('r.bucket'), query.range).as('day'),
+            metricOut(d, 'revenue', m.revenue).as('revenue'),
+            m.orders.as('orders'),
+          ])
+          .where(where.orderRollups(query, 'r'))
+          .groupBy('day')
+          .compile();
+      };
+    }
     decideTable(query, 'orders');
     return (d) => {
       const m = orderMetrics('o');
@@ -226,8 +333,27 @@ export class EcommerceQueries {
     return { sessions: totals.sessions, purchasing_sessions: purchasing.purchasing_sessions };
   }
 
-  topProducts(query: StatsQuery, limit: number): Promise<TopProductRow[]> {
-    return this.db.run(ecommerceStatements.topProducts(query, limit));
+  async topProducts(query: StatsQuery, limit: number): Promise<TopProductRow[]> {
+    if (!orderRollupsMayAnswer(query)) return this.db.run(ecommerceStatements.topProducts(query, limit));
+    const top = await this.db.run(ecommerceStatements.topProductTotals(query, limit));
+    if (top.length === 0) return [];
+    const names = new Map(
+      (
+        await this.db.run(
+          ecommerceStatements.firstNames(
+            query,
+            top.map((p) => p.sku),
+          ),
+        )
+      ).map((n) => [n.sku, n.name]),
+    );
+    return top.map((p) => ({
+      sku: p.sku,
+      name: names.get(p.sku) ?? null,
+      quantity: p.quantity,
+      revenue: p.revenue,
+      orders: p.orders,
+    }));
   }
 
   revenueByDay(query: StatsQuery): Promise<RevenueDayRow[]> {

@@ -5,6 +5,7 @@ import { SqliteSessionDayRollups1765400000000 } from './1765400000000-session-da
 import { SqliteGoalRollups1765500000000 } from './1765500000000-goal-rollups';
 import { SqliteEventRollups1765600000000 } from './1765600000000-event-rollups';
 import { SqlitePageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
+import { SqliteOrderRollups1765800000000 } from './1765800000000-order-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -14,4 +15,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteGoalRollups1765500000000,
   SqliteEventRollups1765600000000,
   SqlitePageviewRollups1765700000000,
+  SqliteOrderRollups1765800000000,
 ];

@@ -387,6 +387,41 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  order_rollups: {
+    columns: ['site_id INTEGER', 'bucket DATETIME', 'orders INTEGER', 'revenue INTEGER', 'items INTEGER'],
+    primaryKey: ['site_id', 'bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  item_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'bucket DATETIME',
+      'sku TEXT',
+      'quantity INTEGER',
+      'revenue INTEGER',
+      'orders INTEGER',
+    ],
+    primaryKey: ['site_id', 'bucket', 'sku'],
+    withoutRowid: true,
+    indexes: { ix_item_rollups_sku: index('site_id', 'sku', 'bucket') },
+    foreignKeys: [],
+  },
+  item_day_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'bucket DATETIME',
+      'sku TEXT',
+      'quantity INTEGER',
+      'revenue INTEGER',
+      'orders INTEGER',
+    ],
+    primaryKey: ['site_id', 'bucket', 'sku'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   event_links: {
     columns: [
       'site_id INTEGER',

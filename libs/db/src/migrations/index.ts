@@ -14,6 +14,7 @@ import { SessionDayRollups1765400000000 } from './1765400000000-session-day-roll
 import { GoalRollups1765500000000 } from './1765500000000-goal-rollups';
 import { EventRollups1765600000000 } from './1765600000000-event-rollups';
 import { PageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
+import { OrderRollups1765800000000 } from './1765800000000-order-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -32,4 +33,5 @@ export const MIGRATIONS = [
   GoalRollups1765500000000,
   EventRollups1765600000000,
   PageviewRollups1765700000000,
+  OrderRollups1765800000000,
 ];

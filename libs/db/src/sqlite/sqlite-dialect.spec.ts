@@ -30,6 +30,13 @@ describe('sqliteDialect', () => {
       expect(floor('2026-03-29 02:00:00.000')).toBe('2026-03-29 02:00:00.000');
     });
 
+    it('floors to the UTC day in the stored form', () => {
+      const floor = (text: string) =>
+        (db.prepare(`SELECT ${sut.floorToUtcDay('?')} AS v`).get(text) as { v: string }).v;
+      expect(floor('2026-03-29 23:59:59.999')).toBe('2026-03-29 00:00:00.000');
+      expect(floor('2026-03-30 00:00:00.000')).toBe('2026-03-30 00:00:00.000');
+    });
+
     it('moves a datetime by whole seconds, keeping its milliseconds, across a day', () => {
       expect(one(sut.addSeconds(at('2026-01-01 00:00:00.500'), sql.lit(-3600)))).toBe(
         '2025-12-31 23:00:00.500',

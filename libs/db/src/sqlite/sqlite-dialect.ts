@@ -74,6 +74,10 @@ class SqliteDialect implements SqlDialect {
     return `strftime(${DATETIME}, (unixepoch(${datetime}) / 900) * 900, 'unixepoch')`;
   }
 
+  floorToUtcDay(datetime: string): string {
+    return `strftime(${DATETIME}, (unixepoch(${datetime}) / 86400) * 86400, 'unixepoch')`;
+  }
+
   lockingRead(select: string): string {
     // A write transaction holds the whole database: nothing else can change the rows read.
     return select;

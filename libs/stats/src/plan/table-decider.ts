@@ -125,6 +125,16 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
 }
 
 /**
+ * Whether the order rollups (order_rollups, item_rollups, item_day_rollups; libs/stats/src/
+ * rollups/order-rollup.ts) answer the query's orders: no filters (an order is selected by its
+ * session, which they do not keep), and the range and report buckets are whole quarter hours.
+ * They are written with the orders, so there is no tail to add.
+ */
+export function orderRollupsMayAnswer(query: StatsQuery, buckets: readonly Bucket[] = []): boolean {
+  return query.tables !== 'raw' && query.filters.length === 0 && rollupCovers(query.range, buckets);
+}
+
+/**
  * Whether the conversion rollups (goal_rollups, converted_rollups; libs/stats/src/rollups/
  * goal-rollup.ts) count the query's converted sessions: they hold exactly the site's goals
  * (`goalsRolledUp`: a goal created since the last `aggregate` is not in them yet), the query

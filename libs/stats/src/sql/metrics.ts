@@ -73,19 +73,41 @@ export const pageviewRollupMetrics = (r = 'r') => ({
 export const scrollDepthRollupCounts = (r = 'r'): Aggregate[] =>
   SCROLL_DEPTH_BUCKETS.map((b) => sql<number | string>`COALESCE(SUM(${col(r, b.column)}), 0)`);
 
-/** Over rows of `orders` (alias `o`), already one row per order (SPEC §1 "Order"). */
-export const orderMetrics = (o = 'o') => ({
-  orders: sql<number | string>`COUNT(*)`,
-  /** The exact DECIMAL sum; `0.00`-like when there are none. */
-  revenue: sql<string>`COALESCE(SUM(${col(o, 'revenue')}), 0)`,
-});
-
 /** Over rows of `order_items` (alias `i`). */
 export const itemMetrics = (i = 'i') => ({
   quantity: sql<number | string>`SUM(${col(i, 'quantity')})`,
   /** quantity × price summed, exact DECIMAL. */
   revenue: sql<string>`SUM(${col(i, 'quantity')} * ${col(i, 'price')})`,
   orders: sql<number | string>`COUNT(DISTINCT ${col(i, 'order_id')})`,
+});
+
+/** Over rows of `orders` (alias `o`), already one row per order (SPEC §1 "Order"). */
+export const orderMetrics = (o = 'o') => ({
+  orders: sql<number | string>`COUNT(*)`,
+  /** The exact DECIMAL sum; `0.00`-like when there are none. */
+  revenue: sql<string>`COALESCE(SUM(${col(o, 'revenue')}), 0)`,
+  /** Σ item quantities of the orders (`items_sold`). */
+  itemsSold: sql<
+    number | string
+  >`COALESCE(SUM((SELECT ${itemMetrics('i').quantity} FROM order_items i WHERE i.site_id = ${col(o, 'site_id')} AND i.order_id = ${col(o, 'order_id')})), 0)`,
+});
+
+/**
+ * The same order metrics over rows of `order_rollups` (alias `r`), which hold them per
+ * 15-minute bucket of the order ts (libs/stats/src/rollups/order-rollup.ts).
+ */
+export const orderRollupMetrics = (r = 'r') => ({
+  orders: sql<number | string>`COALESCE(SUM(${col(r, 'orders')}), 0)`,
+  revenue: sql<string>`COALESCE(SUM(${col(r, 'revenue')}), 0)`,
+  itemsSold: sql<number | string>`COALESCE(SUM(${col(r, 'items')}), 0)`,
+});
+
+/** The item metrics over rows of `item_rollups` or `item_day_rollups` (alias `r`), per sku. */
+export const itemRollupMetrics = (r = 'r') => ({
+  quantity: sql<number | string>`SUM(${col(r, 'quantity')})`,
+  revenue: sql<string>`SUM(${col(r, 'revenue')})`,
+  /** Each order lies in one bucket: its distinct count per bucket adds up. */
+  orders: sql<number | string>`SUM(${col(r, 'orders')})`,
 });
 
 /** The metrics that are exact decimals (SPEC §1 money and seconds), with their scale. */

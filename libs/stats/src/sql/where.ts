@@ -82,6 +82,12 @@ export const where = {
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
   },
 
+  /** An order rollup's rows for the query: whole buckets of the order ts in the range. */
+  orderRollups(query: StatsQuery, alias = 'r'): Expression<SqlBool> {
+    unfiltered(query, 'the order rollups');
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
+  },
+
   /** Live hits: stamped within [since, until], both inclusive (realtime windows end at "now"). */
   liveHits(siteId: number, since: Date, until: Date, alias = 'h', type?: HitType): Expression<SqlBool> {
     const ofType = type === undefined ? sql`` : sql` AND ${col(alias, 'type')} = ${sql.lit(type)}`;
