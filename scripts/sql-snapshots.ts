@@ -139,9 +139,14 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'ecommerce.order-totals.raw': ecommerceStatements.orderTotals(raw),
   'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),
   'ecommerce.purchasing-sessions-by-orders': ecommerceStatements.purchasingSessionsByOrders(query),
+  'ecommerce.purchasing-sessions-by-rollup': ecommerceStatements.purchasingSessionsByRollup(query),
   'ecommerce.top-products': ecommerceStatements.topProducts(query, 10),
   'ecommerce.top-product-totals': ecommerceStatements.topProductTotals(query, 10),
-  'ecommerce.first-names': ecommerceStatements.firstNames(query, ['SKU-1', 'SKU-2']),
+  'ecommerce.first-quarters': ecommerceStatements.firstQuarters(query, ['SKU-1', 'SKU-2']),
+  'ecommerce.names-at': ecommerceStatements.namesAt(query, [
+    { sku: 'SKU-1', b: new Date('2026-03-20T10:15:00Z'), e: new Date('2026-03-20T10:30:00Z') },
+    { sku: 'SKU-2', b: new Date('2026-03-21T00:00:00Z'), e: new Date('2026-03-21T00:15:00Z') },
+  ]),
   'ecommerce.revenue-by-day': ecommerceStatements.revenueByDay(query),
   'ecommerce.revenue-by-day.raw': ecommerceStatements.revenueByDay(raw),
 };

@@ -50,6 +50,8 @@ export interface SessionsTable {
   country: string;
   device: string;
   browser: string;
+  /** 1 when the session held an order as `aggregate` last derived it (migration 1765900000000). */
+  purchased: number;
 }
 
 export interface VisitorsTable {
@@ -271,7 +273,15 @@ export interface ItemRollupsTable {
   orders: number;
 }
 
+/** Purchasing sessions by 15-minute bucket of their start (migration 1765900000000). */
+export interface PurchaseRollupsTable {
+  site_id: number;
+  bucket: Date;
+  sessions: number;
+}
+
 export interface StatsDatabase {
+  purchase_rollups: PurchaseRollupsTable;
   order_rollups: OrderRollupsTable;
   item_rollups: ItemRollupsTable;
   item_day_rollups: ItemRollupsTable;

@@ -20,6 +20,8 @@ import {
   sessionRollupDeltas,
   utcDayBucket,
 } from '@app/stats/rollups/session-rollup';
+import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
+import { sessionPurchased } from '@app/stats/commerce';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
@@ -62,6 +64,7 @@ const SESSION_COLUMNS = [
   'entry_path',
   'exit_path',
   ...SESSION_ATTRIBUTES,
+  'purchased',
 ];
 
 const ROLLUP_KEYS = ['dimension', 'bucket', 'value'];
@@ -187,6 +190,15 @@ export class SessionAggregator {
         'session_path_day_rollups',
       );
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
+      await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
+        table: 'purchase_rollups',
+        keys: ['bucket'],
+        sums: ['sessions'],
+        identity: ['bucket'],
+        keyValues: (r) => [r.bucket],
+        sumValues: (r) => [r.sessions],
+        count: SESSIONS_COUNT,
+      });
       await this.goals.apply(em, siteId, before, after);
       await this.events.apply(em, siteId, sessionIds);
       await this.pageviews.apply(em, siteId, sessionIds, before, after);
@@ -272,9 +284,9 @@ export class SessionAggregator {
     em: EntityManager,
     siteId: number,
     sessionIds: string[],
-  ): Promise<Array<RolledUpSession & { session_id: string; visitor_id: string }>> {
+  ): Promise<Array<RolledUpSession & PurchasedSession & { session_id: string; visitor_id: string }>> {
     return em.query(
-      `SELECT session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews,
+      `SELECT session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, purchased,
          ${this.sql.dialect.decimalText(sql.ref('duration_seconds'), 3).compile(this.sql.dialect.builder).sql} AS duration_seconds
        FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
       [siteId, ...sessionIds],
@@ -366,7 +378,8 @@ export class SessionAggregator {
         ${d.secondsBetween(sql.ref('a.started_at'), sql.ref('a.ended_at'))},
         ${pick('path', true, 'asc')},
         ${pick('path', true, 'desc')},
-        ${sql.join(SESSION_ATTRIBUTES.map((attr) => attributeOrMissing(attr, sql.ref(`f.${attr}`))))}
+        ${sql.join(SESSION_ATTRIBUTES.map((attr) => attributeOrMissing(attr, sql.ref(`f.${attr}`))))},
+        CASE WHEN ${sessionPurchased('a')} THEN 1 ELSE 0 END
       FROM (
         SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
           SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases

@@ -45,6 +45,13 @@ export interface TopProductRow {
   orders: Count;
 }
 
+/** A sku's first quarter hour with an order in the range, as the engine returns it. */
+export interface FirstQuarter {
+  sku: string;
+  b: Date | string;
+  e: Date | string;
+}
+
 export interface RevenueDayRow {
   day: string;
   revenue: Decimal;
@@ -137,6 +144,37 @@ export const ecommerceStatements = {
   },
 
   /**
+   * The same count from purchase_rollups (derived sessions that held an order when derived,
+   * by bucket of their start), plus, for the sessions queued for aggregation whose row starts
+   * in the range, whether they hold an order now minus whether the rollup counted them
+   * (sessions.purchased). Exact whatever `aggregate` has done.
+   */
+  purchasingSessionsByRollup(query: StatsQuery): ReportStatement<{ purchasing_sessions: Count }> {
+    return (d) => {
+      const rolledUp = d.builder
+        .selectFrom('purchase_rollups as r')
+        .select(sql<Count>`COALESCE(SUM(r.sessions), 0)`.as('n'))
+        .where(where.orderRollups(query, 'r'));
+      // From the queued sessions (few), as purchasingSessionsByOrders does.
+      const queued = d.builder
+        .selectFrom('dirty_sessions as q')
+        .crossJoin('sessions as s')
+        .select(
+          sql<Count>`COALESCE(SUM(CASE WHEN ${sessionPurchased('s')} THEN 1 ELSE 0 END - s.purchased), 0)`.as(
+            'n',
+          ),
+        )
+        .whereRef('s.site_id', '=', 'q.site_id')
+        .whereRef('s.session_id', '=', 'q.session_id')
+        .where('q.site_id', '=', query.site.id)
+        .where(where.sessions(query, 's'));
+      return d.builder
+        .selectNoFrom(sql<Count>`(${rolledUp}) + (${queued})`.as('purchasing_sessions'))
+        .compile();
+    };
+  },
+
+  /**
    * topProducts from the item rollups: the range's whole UTC days from item_day_rollups, the
    * quarter hours on either side from item_rollups; names as firstNames gives them.
    */
@@ -165,36 +203,42 @@ export const ecommerceStatements = {
   },
 
   /**
-   * The name of each of `skus` from its line in the first of the range's orders listing it
-   * (earliest order ts, then import order of the order's hit, then line number): only the
-   * orders of the sku's first quarter hour in the range (item_rollups, by sku) are looked at.
+   * The first quarter hour in the range with an order listing each of `skus`: one lookup per
+   * sku in item_rollups' index by (site_id, sku, bucket). `[b, e)`, in the engine's own
+   * datetime form, to be bound again; b is null for a sku without orders in the range.
    */
-  firstNames(
+  firstQuarters(query: StatsQuery, skus: readonly string[]): ReportStatement<FirstQuarter> {
+    return (d) => {
+      const { startUtc, endUtc } = query.range;
+      const rollup = sql.raw(d.tableWithIndex('item_rollups', 'r', 'ix_item_rollups_sku'));
+      const first = (sku: string) =>
+        sql<Date>`(SELECT MIN(r.bucket) FROM ${rollup} WHERE r.site_id = ${query.site.id} AND r.sku = ${sku} AND r.bucket >= ${startUtc} AND r.bucket < ${endUtc})`;
+      const rows = skus.map((sku) =>
+        d.builder.selectNoFrom([
+          sql<string>`${sku}`.as('sku'),
+          first(sku).as('b'),
+          d.addSeconds(first(sku), sql.lit(ROLLUP_BUCKET_MS / 1000)).as('e'),
+        ]),
+      );
+      return rows.reduce((all, row) => all.unionAll(row)).compile();
+    };
+  },
+
+  /**
+   * The name of each sku from its line in the first of the range's orders listing it (earliest
+   * order ts, then import order of the order's hit, then line number), looking only at the
+   * orders of its first quarter hour (firstQuarters): a few orders per sku, not the range's.
+   */
+  namesAt(
     query: StatsQuery,
-    skus: readonly string[],
+    firsts: readonly FirstQuarter[],
   ): ReportStatement<{ sku: string; name: string | null }> {
     return (d) => {
-      const first = d.builder
-        .selectFrom('item_rollups as r')
-        .select(['r.sku', sql<Date>`MIN(r.bucket)`.as('b')])
-        .where(where.orderRollups(query, 'r'))
-        .where('r.sku', 'in', skus)
-        .groupBy('r.sku')
-        .as('m');
+      const within = (f: FirstQuarter) => sql<SqlBool>`(o.ts >= ${f.b} AND o.ts < ${f.e})`;
       const ranked = d.builder
-        .selectFrom(first)
-        .innerJoin('orders as o', (j) =>
-          j
-            .on('o.site_id', '=', query.site.id)
-            .on(
-              sql<SqlBool>`o.ts >= m.b AND o.ts < ${d.addSeconds(sql.ref('m.b'), sql.lit(ROLLUP_BUCKET_MS / 1000))}`,
-            ),
-        )
+        .selectFrom('orders as o')
         .innerJoin('order_items as i', (j) =>
-          j
-            .onRef('i.site_id', '=', 'o.site_id')
-            .onRef('i.order_id', '=', 'o.order_id')
-            .onRef('i.sku', '=', 'm.sku'),
+          j.onRef('i.site_id', '=', 'o.site_id').onRef('i.order_id', '=', 'o.order_id'),
         )
         .innerJoin('hits as h', (j) =>
           j.onRef('h.site_id', '=', 'o.site_id').onRef('h.hit_id', '=', 'o.hit_id'),
@@ -204,6 +248,15 @@ export const ecommerceStatements = {
           'i.name',
           sql<number>`ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY o.ts, h.seq, i.line_no)`.as('rn'),
         ])
+        .where('o.site_id', '=', query.site.id)
+        // The quarter hours alone first, so that the orders are read by (site_id, ts) ranges.
+        .where(sql<SqlBool>`(${sql.join(firsts.map(within), sql` OR `)})`)
+        .where(
+          sql<SqlBool>`(${sql.join(
+            firsts.map((f) => sql`(i.sku = ${f.sku} AND ${within(f)})`),
+            sql` OR `,
+          )})`,
+        )
         .as('f');
       return d.builder.selectFrom(ranked).select(['f.sku', 'f.name']).where('f.rn', '=', 1).compile();
     };
@@ -328,8 +381,14 @@ export class EcommerceQueries {
    */
   async purchasingSessions(query: StatsQuery): Promise<PurchasingRow> {
     if (query.tables === 'raw') return (await this.db.run(ecommerceStatements.purchasingSessions(query)))[0];
-    const [totals] = await this.db.run(sharedStatements.sessionTotals(query, ['sessions']));
-    const [purchasing] = await this.db.run(ecommerceStatements.purchasingSessionsByOrders(query));
+    const [[totals], [purchasing]] = await Promise.all([
+      this.db.run(sharedStatements.sessionTotals(query, ['sessions'])),
+      this.db.run(
+        orderRollupsMayAnswer(query)
+          ? ecommerceStatements.purchasingSessionsByRollup(query)
+          : ecommerceStatements.purchasingSessionsByOrders(query),
+      ),
+    ]);
     return { sessions: totals.sessions, purchasing_sessions: purchasing.purchasing_sessions };
   }
 
@@ -337,15 +396,14 @@ export class EcommerceQueries {
     if (!orderRollupsMayAnswer(query)) return this.db.run(ecommerceStatements.topProducts(query, limit));
     const top = await this.db.run(ecommerceStatements.topProductTotals(query, limit));
     if (top.length === 0) return [];
+    const firsts = await this.db.run(
+      ecommerceStatements.firstQuarters(
+        query,
+        top.map((p) => p.sku),
+      ),
+    );
     const names = new Map(
-      (
-        await this.db.run(
-          ecommerceStatements.firstNames(
-            query,
-            top.map((p) => p.sku),
-          ),
-        )
-      ).map((n) => [n.sku, n.name]),
+      (await this.db.run(ecommerceStatements.namesAt(query, firsts))).map((n) => [n.sku, n.name]),
     );
     return top.map((p) => ({
       sku: p.sku,

@@ -6,6 +6,7 @@ import { SqliteGoalRollups1765500000000 } from './1765500000000-goal-rollups';
 import { SqliteEventRollups1765600000000 } from './1765600000000-event-rollups';
 import { SqlitePageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 import { SqliteOrderRollups1765800000000 } from './1765800000000-order-rollups';
+import { SqlitePurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -16,4 +17,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteEventRollups1765600000000,
   SqlitePageviewRollups1765700000000,
   SqliteOrderRollups1765800000000,
+  SqlitePurchaseRollups1765900000000,
 ];

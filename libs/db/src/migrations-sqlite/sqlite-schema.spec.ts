@@ -182,6 +182,7 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'country TEXT',
       'device TEXT',
       'browser TEXT',
+      'purchased INTEGER',
     ],
     primaryKey: ['site_id', 'session_id'],
     withoutRowid: true,
@@ -383,6 +384,13 @@ const EXPECTED: Record<string, ExpectedTable> = {
   pageview_rollups: {
     columns: ['site_id INTEGER', 'dimension TEXT', 'bucket DATETIME', 'value TEXT', 'pageviews INTEGER'],
     primaryKey: ['site_id', 'dimension', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  purchase_rollups: {
+    columns: ['site_id INTEGER', 'bucket DATETIME', 'sessions INTEGER'],
+    primaryKey: ['site_id', 'bucket'],
     withoutRowid: true,
     indexes: {},
     foreignKeys: [],

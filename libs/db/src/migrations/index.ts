@@ -15,6 +15,7 @@ import { GoalRollups1765500000000 } from './1765500000000-goal-rollups';
 import { EventRollups1765600000000 } from './1765600000000-event-rollups';
 import { PageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 import { OrderRollups1765800000000 } from './1765800000000-order-rollups';
+import { PurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -34,4 +35,5 @@ export const MIGRATIONS = [
   EventRollups1765600000000,
   PageviewRollups1765700000000,
   OrderRollups1765800000000,
+  PurchaseRollups1765900000000,
 ];

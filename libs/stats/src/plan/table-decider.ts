@@ -126,9 +126,10 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
 
 /**
  * Whether the order rollups (order_rollups, item_rollups, item_day_rollups; libs/stats/src/
- * rollups/order-rollup.ts) answer the query's orders: no filters (an order is selected by its
- * session, which they do not keep), and the range and report buckets are whole quarter hours.
- * They are written with the orders, so there is no tail to add.
+ * rollups/order-rollup.ts) answer the query's orders, and purchase_rollups its purchasing
+ * sessions: no filters (they keep no session attribute), and the range and report buckets are
+ * whole quarter hours. The order rollups are written with the orders and have no tail; the
+ * purchase rollup's tail is the queued sessions (purchasingSessionsByRollup).
  */
 export function orderRollupsMayAnswer(query: StatsQuery, buckets: readonly Bucket[] = []): boolean {
   return query.tables !== 'raw' && query.filters.length === 0 && rollupCovers(query.range, buckets);
