@@ -24,9 +24,9 @@ FROM
         SELECT
           r.bucket AS t,
           r.value AS value,
-          r.pageviews AS n
+          `r`.`pageviews` AS n
         FROM
-          pageview_rollups r
+          `pageview_rollups` r
         WHERE
           (
             `r`.`site_id` = ?
@@ -60,9 +60,9 @@ FROM
         SELECT
           b.bucket,
           `s`.`channel`,
-          - b.pageviews
+          - `b`.`pageviews`
         FROM
-          session_pageview_buckets b
+          `session_pageview_buckets` b
           JOIN sessions s ON s.site_id = b.site_id
           AND s.session_id = b.session_id
         WHERE

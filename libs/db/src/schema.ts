@@ -280,7 +280,28 @@ export interface PurchaseRollupsTable {
   sessions: number;
 }
 
+/** A derived session's orders and revenue by bucket of their ts (migration 1766000000000). */
+export interface SessionOrderBucketsTable {
+  site_id: number;
+  session_id: string;
+  bucket: Date;
+  orders: number;
+  revenue: Decimal;
+}
+
+/** Orders and revenue by session attribute and bucket of their ts (migration 1766000000000). */
+export interface RevenueRollupsTable {
+  site_id: number;
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser';
+  bucket: Date;
+  value: string;
+  orders: number;
+  revenue: Decimal;
+}
+
 export interface StatsDatabase {
+  session_order_buckets: SessionOrderBucketsTable;
+  revenue_rollups: RevenueRollupsTable;
   purchase_rollups: PurchaseRollupsTable;
   order_rollups: OrderRollupsTable;
   item_rollups: ItemRollupsTable;

@@ -31,7 +31,11 @@ import { withDeadlockRetry } from './retry';
 import { inList, ROLLUP_WRITE_ROWS, SESSIONS_COUNT, writeRollupDeltas } from './rollup-writer';
 import { EventRollupBuilder } from './event-rollup-builder';
 import { GoalRollupBuilder } from './goal-rollup-builder';
-import { PageviewRollupBuilder } from './pageview-rollup-builder';
+import {
+  ORDER_ATTRIBUTE_ROLLUP,
+  PAGEVIEW_ROLLUP,
+  SessionBucketRollupBuilder,
+} from './session-bucket-rollup-builder';
 import { VisitorSketchBuilder } from './visitor-sketch-builder';
 
 export const AGGREGATE_CHUNK = 2000;
@@ -96,7 +100,8 @@ export class SessionAggregator {
   private readonly sketches: VisitorSketchBuilder;
   private readonly goals: GoalRollupBuilder;
   private readonly events: EventRollupBuilder;
-  private readonly pageviews: PageviewRollupBuilder;
+  private readonly pageviews: SessionBucketRollupBuilder;
+  private readonly revenue: SessionBucketRollupBuilder;
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -105,7 +110,8 @@ export class SessionAggregator {
     this.sketches = new VisitorSketchBuilder(ds, sql);
     this.goals = new GoalRollupBuilder(ds, sql);
     this.events = new EventRollupBuilder(sql);
-    this.pageviews = new PageviewRollupBuilder(sql);
+    this.pageviews = new SessionBucketRollupBuilder(sql, PAGEVIEW_ROLLUP);
+    this.revenue = new SessionBucketRollupBuilder(sql, ORDER_ATTRIBUTE_ROLLUP);
   }
 
   requestStop(): void {
@@ -202,6 +208,7 @@ export class SessionAggregator {
       await this.goals.apply(em, siteId, before, after);
       await this.events.apply(em, siteId, sessionIds);
       await this.pageviews.apply(em, siteId, sessionIds, before, after);
+      await this.revenue.apply(em, siteId, sessionIds, before, after);
       await this.sketches.queue(
         em,
         siteId,

@@ -8,6 +8,7 @@ import {
   MISSING_ATTRIBUTE,
   orderMetrics,
   pageviewsByRollup,
+  revenueByRollup,
   pageviewsBySession,
   ReportDb,
   ReportStatement,
@@ -194,8 +195,18 @@ function metricSource(
         volume: sql`COUNT(*)`,
       };
     }
-    case 'revenue':
-      decideTable(query, 'orders');
+    case 'revenue': {
+      const orders = decideTable(query, 'orders', { metrics: ['revenue'], dimension, buckets });
+      if (orders.rollupTable === 'revenue_rollups') {
+        return {
+          rows: d.builder.selectFrom(sql`${revenueByRollup(query, dimension)}`.as('p')) as AnySelect,
+          time: sql`${col('p', 't')}`,
+          value: sql<string>`${col('p', 'value')}`,
+          num: sql`${col('p', 'n')}`,
+          den: sql.lit(1),
+          volume: sql`COALESCE(SUM(${col('p', 'n')}), 0)`,
+        };
+      }
       return {
         rows: d.builder
           .selectFrom('orders as o')
@@ -209,6 +220,7 @@ function metricSource(
         den: sql.lit(1),
         volume: orderMetrics('o').revenue,
       };
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import { SqliteEventRollups1765600000000 } from './1765600000000-event-rollups';
 import { SqlitePageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 import { SqliteOrderRollups1765800000000 } from './1765800000000-order-rollups';
 import { SqlitePurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
+import { SqliteRevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -18,4 +19,5 @@ export const SQLITE_MIGRATIONS = [
   SqlitePageviewRollups1765700000000,
   SqliteOrderRollups1765800000000,
   SqlitePurchaseRollups1765900000000,
+  SqliteRevenueRollups1766000000000,
 ];

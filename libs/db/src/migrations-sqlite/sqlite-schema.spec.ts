@@ -388,6 +388,27 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  session_order_buckets: {
+    columns: ['site_id INTEGER', 'session_id TEXT', 'bucket DATETIME', 'orders INTEGER', 'revenue INTEGER'],
+    primaryKey: ['site_id', 'session_id', 'bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  revenue_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'dimension TEXT',
+      'bucket DATETIME',
+      'value TEXT',
+      'orders INTEGER',
+      'revenue INTEGER',
+    ],
+    primaryKey: ['site_id', 'dimension', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   purchase_rollups: {
     columns: ['site_id INTEGER', 'bucket DATETIME', 'sessions INTEGER'],
     primaryKey: ['site_id', 'bucket'],

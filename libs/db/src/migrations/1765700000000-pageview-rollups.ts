@@ -41,17 +41,38 @@ export class PageviewRollups1765700000000 implements MigrationInterface {
 
 /** Fills both tables from the derived sessions' pageviews (`bucket`: the engine's quarter hour of `h.ts`). */
 export async function buildPageviewRollups(q: QueryRunner, bucket: string): Promise<void> {
+  await buildSessionBucketRollups(q, {
+    store: 'session_pageview_buckets',
+    rollup: 'pageview_rollups',
+    rows: "hits h WHERE h.type = 'pageview'",
+    sums: { pageviews: 'COUNT(*)' },
+    bucket,
+  });
+}
+
+/**
+ * Fills a per-session store and its rollup by session attribute (libs/stats/src/rollups/
+ * session-bucket-rollup.ts) from the source rows of the derived sessions: `rows` is the FROM
+ * and WHERE over the source aliased `h` (a site_id, session_id and ts each), `sums` the
+ * aggregate of each summed column over them, `bucket` the quarter hour of `h.ts`.
+ */
+export async function buildSessionBucketRollups(
+  q: QueryRunner,
+  t: { store: string; rollup: string; rows: string; sums: Record<string, string>; bucket: string },
+): Promise<void> {
+  const columns = Object.keys(t.sums);
+  const where = t.rows.includes(' WHERE ') ? ' AND' : ' WHERE';
   await q.query(
-    `INSERT INTO session_pageview_buckets (site_id, session_id, bucket, pageviews)
-       SELECT h.site_id, h.session_id, ${bucket}, COUNT(*) FROM hits h
-       WHERE h.type = 'pageview' AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = h.site_id AND s.session_id = h.session_id)
-       GROUP BY h.site_id, h.session_id, ${bucket}`,
+    `INSERT INTO ${t.store} (site_id, session_id, bucket, ${columns.join(', ')})
+       SELECT h.site_id, h.session_id, ${t.bucket}, ${Object.values(t.sums).join(', ')} FROM ${t.rows}${where}
+         EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = h.site_id AND s.session_id = h.session_id)
+       GROUP BY h.site_id, h.session_id, ${t.bucket}`,
   );
   for (const dimension of ['channel', 'source', 'country', 'device', 'browser']) {
     await q.query(
-      `INSERT INTO pageview_rollups (site_id, dimension, bucket, value, pageviews)
-         SELECT b.site_id, '${dimension}', b.bucket, s.${dimension}, SUM(b.pageviews)
-         FROM session_pageview_buckets b JOIN sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
+      `INSERT INTO ${t.rollup} (site_id, dimension, bucket, value, ${columns.join(', ')})
+         SELECT b.site_id, '${dimension}', b.bucket, s.${dimension}, ${columns.map((c) => `SUM(b.${c})`).join(', ')}
+         FROM ${t.store} b JOIN sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
          GROUP BY b.site_id, b.bucket, s.${dimension}`,
     );
   }

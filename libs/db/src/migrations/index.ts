@@ -16,6 +16,7 @@ import { EventRollups1765600000000 } from './1765600000000-event-rollups';
 import { PageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 import { OrderRollups1765800000000 } from './1765800000000-order-rollups';
 import { PurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
+import { RevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -36,4 +37,5 @@ export const MIGRATIONS = [
   PageviewRollups1765700000000,
   OrderRollups1765800000000,
   PurchaseRollups1765900000000,
+  RevenueRollups1766000000000,
 ];

@@ -32,12 +32,16 @@ export interface TableChoice {
    * (the visitors table's index by first session).
    */
   rollupTable?:
-    'session_rollups' | 'session_attribute_rollups' | 'visitor_first_rollups' | 'pageview_rollups';
+    | 'session_rollups'
+    | 'session_attribute_rollups'
+    | 'visitor_first_rollups'
+    | 'pageview_rollups'
+    | 'revenue_rollups';
 }
 
 /** What a statement needs, so the decider can tell whether a rollup has it. */
 export interface SessionNeeds {
-  metrics: readonly (SessionMetric | PageviewMetric | 'scrollDepth')[];
+  metrics: readonly (SessionMetric | PageviewMetric | 'scrollDepth' | 'revenue')[];
   /** The attribute it groups by, if any. */
   dimension?: SessionAttribute | 'entry_path' | 'exit_path';
   /** The report buckets it groups by, if any. */
@@ -76,6 +80,23 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     return rollupCovers(query.range)
       ? { source, kind: 'rollup', rollupTable: 'visitor_first_rollups' }
       : { source, kind: 'rollup' };
+  }
+  if (source === 'orders') {
+    // Revenue by one attribute, unfiltered or under filters on that attribute only: its rows of
+    // revenue_rollups over whole quarter hours (every other order read is raw, or the order
+    // rollups: orderRollupsMayAnswer).
+    const dimension = needs?.dimension;
+    if (query.tables === 'raw' || dimension === undefined) return raw;
+    if (!(ROLLUP_DIMENSIONS as readonly string[]).includes(dimension)) return raw;
+    const filtersOnIt = query.filters.length === 0 || soleAttributeOf(query.filters) === dimension;
+    return filtersOnIt && rollupCovers(query.range, needs?.buckets)
+      ? {
+          source,
+          kind: 'rollup',
+          rollupTable: 'revenue_rollups',
+          rollupDimension: dimension as SessionAttribute,
+        }
+      : raw;
   }
   const kept = ROLLED_UP[source];
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;

@@ -1,0 +1,71 @@
+import { SessionBucket, sessionBucketRollupDeltas } from './session-bucket-rollup';
+
+const at = (hhmm: string) => new Date(`2026-03-01T${hhmm}:00Z`);
+const attrs = (session_id: string, country: string) => ({
+  session_id,
+  channel: 'Search',
+  source: 'google',
+  country,
+  device: 'desktop',
+  browser: 'Firefox',
+});
+/** A bucket with two sums, e.g. orders and revenue in cents. */
+const bucket = (session_id: string, hhmm: string, ...sums: number[]): SessionBucket => ({
+  session_id,
+  bucket: at(hhmm),
+  sums: sums.map(BigInt),
+});
+
+describe('sessionBucketRollupDeltas', () => {
+  it('adds each bucket’s sums under every attribute of the session', () => {
+    const deltas = sessionBucketRollupDeltas(
+      { buckets: [], sessions: [] },
+      { buckets: [bucket('a', '10:00', 3, 1250)], sessions: [attrs('a', 'DE')] },
+    );
+    expect(deltas.map((d) => `${d.dimension}=${d.value} ${d.sums.join(' ')}`)).toEqual([
+      'channel=Search 3 1250',
+      'source=google 3 1250',
+      'country=DE 3 1250',
+      'device=desktop 3 1250',
+      'browser=Firefox 3 1250',
+    ]);
+  });
+
+  it('moves the sums to the new attribute and nets what did not change', () => {
+    const deltas = sessionBucketRollupDeltas(
+      { buckets: [bucket('a', '10:00', 2, 500)], sessions: [attrs('a', 'DE')] },
+      {
+        buckets: [bucket('a', '09:45', 1, 99), bucket('a', '10:00', 2, 500)],
+        sessions: [attrs('a', 'FR')],
+      },
+    );
+    expect(deltas.filter((d) => d.dimension === 'country')).toEqual([
+      { dimension: 'country', bucket: at('10:00'), value: 'DE', sums: [-2n, -500n] },
+      { dimension: 'country', bucket: at('09:45'), value: 'FR', sums: [1n, 99n] },
+      { dimension: 'country', bucket: at('10:00'), value: 'FR', sums: [2n, 500n] },
+    ]);
+    // The other attributes did not change: only the new bucket's row.
+    expect(deltas.filter((d) => d.dimension === 'device')).toEqual([
+      { dimension: 'device', bucket: at('09:45'), value: 'desktop', sums: [1n, 99n] },
+    ]);
+  });
+
+  it('keeps a row whose count nets to zero while another sum does not', () => {
+    const deltas = sessionBucketRollupDeltas(
+      { buckets: [bucket('a', '10:00', 1, 500)], sessions: [attrs('a', 'DE')] },
+      { buckets: [bucket('a', '10:00', 1, 700)], sessions: [attrs('a', 'DE')] },
+    );
+    expect(deltas.filter((d) => d.dimension === 'country')).toEqual([
+      { dimension: 'country', bucket: at('10:00'), value: 'DE', sums: [0n, 200n] },
+    ]);
+  });
+
+  it('counts no bucket of a session without a derived row', () => {
+    expect(
+      sessionBucketRollupDeltas(
+        { buckets: [], sessions: [] },
+        { buckets: [bucket('b', '10:00', 1, 1)], sessions: [] },
+      ),
+    ).toEqual([]);
+  });
+});
