@@ -176,7 +176,7 @@ export const ecommerceStatements = {
 
   /**
    * topProducts from the item rollups: the range's whole UTC days from item_day_rollups, the
-   * quarter hours on either side from item_rollups; names as firstNames gives them.
+   * quarter hours on either side from item_rollups; the names come from firstQuarters and namesAt.
    */
   topProductTotals(query: StatsQuery, limit: number): ReportStatement<Omit<TopProductRow, 'name'>> {
     return (d) => {
