@@ -1,4 +1,5 @@
 import {
+  Bucket,
   buckets,
   decideTable,
   itemMetrics,
@@ -62,33 +63,17 @@ export interface RevenueDayRow {
 export const ecommerceStatements = {
   /** Orders whose own ts is in the range: their count, revenue and item quantities. */
   orderTotals(query: StatsQuery): ReportStatement<OrderTotalsRow> {
-    if (orderRollupsMayAnswer(query)) {
-      return (d) => {
-        const m = orderRollupMetrics('r');
-        return d.builder
-          .selectFrom('order_rollups as r')
-          .select([
-            m.orders.as('orders'),
-            metricOut(d, 'revenue', m.revenue).as('revenue'),
-            m.itemsSold.as('items_sold'),
-          ])
-          .where(where.orderRollups(query, 'r'))
-          .compile();
-      };
-    }
-    decideTable(query, 'orders');
-    return (d) => {
-      const m = orderMetrics('o');
-      return d.builder
-        .selectFrom('orders as o')
+    const source = orderSource(query);
+    return (d) =>
+      d.builder
+        .selectFrom(source.table)
         .select([
-          m.orders.as('orders'),
-          metricOut(d, 'revenue', m.revenue).as('revenue'),
-          m.itemsSold.as('items_sold'),
+          source.m.orders.as('orders'),
+          metricOut(d, 'revenue', source.m.revenue).as('revenue'),
+          source.m.itemsSold.as('items_sold'),
         ])
-        .where(where.orders(query, 'o'))
+        .where(source.where)
         .compile();
-    };
   },
 
   /** Sessions that started in the range, and those of them that contain an order. */
@@ -333,38 +318,43 @@ export const ecommerceStatements = {
 
   /** Revenue and orders per local calendar day of the report timezone; days without orders are absent. */
   revenueByDay(query: StatsQuery): ReportStatement<RevenueDayRow> {
-    if (orderRollupsMayAnswer(query, buckets(query.range, 'day'))) {
-      // A quarter hour lies in one local day in every zone in use (rollupCovers).
-      return (d) => {
-        const m = orderRollupMetrics('r');
-        return d.builder
-          .selectFrom('order_rollups as r')
-          .select([
-            localDateSql(d, sql.ref('r.bucket'), query.range).as('day'),
-            metricOut(d, 'revenue', m.revenue).as('revenue'),
-            m.orders.as('orders'),
-          ])
-          .where(where.orderRollups(query, 'r'))
-          .groupBy('day')
-          .compile();
-      };
-    }
-    decideTable(query, 'orders');
-    return (d) => {
-      const m = orderMetrics('o');
-      return d.builder
-        .selectFrom('orders as o')
+    // A quarter hour lies in one local day in every zone in use (rollupCovers).
+    const source = orderSource(query, buckets(query.range, 'day'));
+    return (d) =>
+      d.builder
+        .selectFrom(source.table)
         .select([
-          localDateSql(d, sql.ref('o.ts'), query.range).as('day'),
-          metricOut(d, 'revenue', m.revenue).as('revenue'),
-          m.orders.as('orders'),
+          localDateSql(d, source.time, query.range).as('day'),
+          metricOut(d, 'revenue', source.m.revenue).as('revenue'),
+          source.m.orders.as('orders'),
         ])
-        .where(where.orders(query, 'o'))
+        .where(source.where)
         .groupBy('day')
         .compile();
-    };
   },
 };
+
+/**
+ * Where a statement reads the order metrics of the query's range: order_rollups when they
+ * answer (orderRollupsMayAnswer, over whole quarter hours of `buckets` too), else the orders.
+ */
+function orderSource(query: StatsQuery, reportBuckets?: Bucket[]) {
+  if (orderRollupsMayAnswer(query, reportBuckets)) {
+    return {
+      table: 'order_rollups as r' as 'orders as o',
+      m: orderRollupMetrics('r'),
+      time: sql.ref('r.bucket'),
+      where: where.orderRollups(query, 'r'),
+    };
+  }
+  decideTable(query, 'orders');
+  return {
+    table: 'orders as o' as const,
+    m: orderMetrics('o'),
+    time: sql.ref('o.ts'),
+    where: where.orders(query, 'o'),
+  };
+}
 
 @Injectable()
 export class EcommerceQueries {
