@@ -1,7 +1,7 @@
 import { resolveRange } from '../date-range';
 import { parseFilters } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
-import { conversionRollupsMayAnswer, decideTable } from './table-decider';
+import { conversionRollupsMayAnswer, decideTable, orderRollupsMayAnswer } from './table-decider';
 
 const query = (filters: string): StatsQuery => ({
   site: { id: 1, timezone: 'Asia/Kathmandu', currency: 'EUR', trackingMode: 'full' },
@@ -107,5 +107,40 @@ describe('conversionRollupsMayAnswer', () => {
     const q = query('');
     const ragged = [{ startUtc: new Date(q.range.startUtc.getTime() + 60_000) }];
     expect(conversionRollupsMayAnswer(q, true, ragged as never)).toBe(false);
+  });
+});
+
+describe('order rollups', () => {
+  const revenue = (dimension?: 'country' | 'device' | 'entry_path') => ({
+    metrics: ['revenue'] as const,
+    ...(dimension ? { dimension } : {}),
+  });
+
+  it('reads revenue by one attribute, unfiltered or filtered on it alone, from the revenue rollup', () => {
+    const rows = {
+      source: 'orders',
+      kind: 'rollup',
+      rollupTable: 'revenue_rollups',
+      rollupDimension: 'country',
+    };
+    expect(decideTable(query(''), 'orders', revenue('country'))).toEqual(rows);
+    expect(decideTable(query('country==DE|NP'), 'orders', revenue('country'))).toEqual(rows);
+  });
+
+  it('reads raw orders under other filters, without an attribute, and on the raw path', () => {
+    expect(decideTable(query('device==mobile'), 'orders', revenue('country')).kind).toBe('raw');
+    expect(decideTable(query('page==/a'), 'orders', revenue('country')).kind).toBe('raw');
+    expect(decideTable(query(''), 'orders', revenue()).kind).toBe('raw');
+    expect(decideTable(query(''), 'orders', revenue('entry_path')).kind).toBe('raw');
+    expect(decideTable({ ...query(''), tables: 'raw' }, 'orders', revenue('country')).kind).toBe('raw');
+  });
+
+  it('answers e-commerce from the order rollups only unfiltered, off the raw path, over whole quarter hours', () => {
+    expect(orderRollupsMayAnswer(query(''))).toBe(true);
+    expect(orderRollupsMayAnswer(query('country==DE'))).toBe(false);
+    expect(orderRollupsMayAnswer({ ...query(''), tables: 'raw' })).toBe(false);
+    const q = query('');
+    const ragged = [{ startUtc: new Date(q.range.startUtc.getTime() + 60_000) }];
+    expect(orderRollupsMayAnswer(q, ragged as never)).toBe(false);
   });
 });
