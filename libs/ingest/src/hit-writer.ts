@@ -150,7 +150,8 @@ async function addToOrderRollups(em: EntityManager, dialect: SqlDialect, orderRo
 /**
  * Writes one batch of validated hits inside the caller's transaction: the hits not stored
  * yet (idempotent on `(site_id, id)`), the orders they open (first imported hit wins), their
- * items, and the aggregation queue entries of their sessions. All of it or none of it.
+ * items, what both add to the rollups kept at import (hit, order and item rollups), and the
+ * aggregation queue entries of their sessions. All of it or none of it.
  */
 export async function writeHitBatch(
   em: EntityManager,

@@ -44,7 +44,8 @@ export async function buildPageviewRollups(q: QueryRunner, bucket: string): Prom
   await buildSessionBucketRollups(q, {
     store: 'session_pageview_buckets',
     rollup: 'pageview_rollups',
-    rows: "hits h WHERE h.type = 'pageview'",
+    from: 'hits h',
+    only: "h.type = 'pageview'",
     sums: { pageviews: 'COUNT(*)' },
     bucket,
   });
@@ -52,20 +53,26 @@ export async function buildPageviewRollups(q: QueryRunner, bucket: string): Prom
 
 /**
  * Fills a per-session store and its rollup by session attribute (libs/stats/src/rollups/
- * session-bucket-rollup.ts) from the source rows of the derived sessions: `rows` is the FROM
- * and WHERE over the source aliased `h` (a site_id, session_id and ts each), `sums` the
+ * session-bucket-rollup.ts) from the source rows of the derived sessions: `from` is the source
+ * aliased `h` (a site_id, session_id and ts each), `only` a condition on its rows, `sums` the
  * aggregate of each summed column over them, `bucket` the quarter hour of `h.ts`.
  */
 export async function buildSessionBucketRollups(
   q: QueryRunner,
-  t: { store: string; rollup: string; rows: string; sums: Record<string, string>; bucket: string },
+  t: {
+    store: string;
+    rollup: string;
+    from: string;
+    only?: string;
+    sums: Record<string, string>;
+    bucket: string;
+  },
 ): Promise<void> {
   const columns = Object.keys(t.sums);
-  const where = t.rows.includes(' WHERE ') ? ' AND' : ' WHERE';
   await q.query(
     `INSERT INTO ${t.store} (site_id, session_id, bucket, ${columns.join(', ')})
-       SELECT h.site_id, h.session_id, ${t.bucket}, ${Object.values(t.sums).join(', ')} FROM ${t.rows}${where}
-         EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = h.site_id AND s.session_id = h.session_id)
+       SELECT h.site_id, h.session_id, ${t.bucket}, ${Object.values(t.sums).join(', ')} FROM ${t.from}
+       WHERE ${t.only ? `${t.only} AND ` : ''}EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = h.site_id AND s.session_id = h.session_id)
        GROUP BY h.site_id, h.session_id, ${t.bucket}`,
   );
   for (const dimension of ['channel', 'source', 'country', 'device', 'browser']) {

@@ -48,7 +48,7 @@ export async function buildRevenueRollups(q: QueryRunner, bucket: string): Promi
   await buildSessionBucketRollups(q, {
     store: 'session_order_buckets',
     rollup: 'revenue_rollups',
-    rows: 'orders h',
+    from: 'orders h',
     sums: { orders: 'COUNT(*)', revenue: 'SUM(h.revenue)' },
     bucket,
   });
