@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { SiteContext, StatsQueryParser } from '@app/stats';
+import { SESSION_ATTRIBUTES, SessionAttribute } from '@app/stats/definitions';
 import { DAY_MS, dayOf, hourOf, VisitorSketch } from '@app/stats/rollups/visitor-sketch';
 import request from 'supertest';
 import { firstDifference } from '../scripts/bench/parity';
@@ -94,17 +95,42 @@ describe('Visitor sketches', () => {
 
   /** Every stored sketch against the sessions table: each hour's and day's visitors, counted. */
   async function expectSketchesMatchSessions(site: SiteContext): Promise<void> {
-    const sessions: Array<{ visitor_id: string; started_at: Date }> = await env.ds.query(
-      'SELECT visitor_id, started_at FROM sessions WHERE site_id = ?',
-      [site.id],
-    );
+    const sessions: Array<{ visitor_id: string; started_at: Date } & Record<SessionAttribute, string>> =
+      await env.ds.query(
+        `SELECT visitor_id, started_at, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE site_id = ?`,
+        [site.id],
+      );
     const exact = new Map<string, Set<string>>();
+    const exactByValue = new Map<string, Set<string>>();
     for (const s of sessions) {
       const at = new Date(s.started_at).getTime();
       for (const key of [`hour:${hourOf(at)}`, `day:${dayOf(at)}`]) {
         exact.set(key, (exact.get(key) ?? new Set()).add(s.visitor_id));
+        for (const dimension of SESSION_ATTRIBUTES) {
+          const byValue = `${key}:${dimension}:${s[dimension]}`;
+          exactByValue.set(byValue, (exactByValue.get(byValue) ?? new Set()).add(s.visitor_id));
+        }
       }
     }
+    // The sketches by attribute value: each hour's and day's visitors of each value.
+    const storedByValue: Array<{
+      grain: string;
+      bucket: Date;
+      dimension: string;
+      value: string;
+      registers: Buffer;
+    }> = await env.ds.query(
+      'SELECT grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE site_id = ?',
+      [site.id],
+    );
+    expect(
+      Object.fromEntries(
+        storedByValue.map((r) => [
+          `${r.grain}:${new Date(r.bucket).getTime()}:${r.dimension}:${r.value}`,
+          Math.round(VisitorSketch.decode(Buffer.from(r.registers)).estimate()),
+        ]),
+      ),
+    ).toEqual(Object.fromEntries([...exactByValue].map(([bucket, visitors]) => [bucket, visitors.size])));
     const stored: Array<{ grain: string; bucket: Date; registers: Buffer }> = await env.ds.query(
       'SELECT grain, bucket, registers FROM visitor_sketches WHERE site_id = ?',
       [site.id],
@@ -174,9 +200,15 @@ describe('Visitor sketches', () => {
    */
   async function expectReportsAgree(site: SiteContext): Promise<void> {
     for (const range of RANGES) {
-      for (const compare of ['previous_period', 'year_over_year'] as const) {
-        const params = { ...range, limit: 5, compare };
-        const raw = await app.get(OverviewService).report(await rawQuery(site, range), params);
+      // Unfiltered: the site's sketches; on one attribute: the merge of its selected values'.
+      for (const [compare, filters] of [
+        ['previous_period', ''],
+        ['year_over_year', ''],
+        ['previous_period', 'country==DE|US'],
+        ['year_over_year', 'country!=NP;country!=D*'],
+      ] as const) {
+        const params = { ...range, limit: 5, compare, ...(filters ? { filters } : {}) };
+        const raw = await app.get(OverviewService).report(await rawQuery(site, params), params);
         const body = await get(site, '/analytics/overview', params);
         expect(
           firstDifference(body.data, plain(raw.data), `overview ${JSON.stringify(params)}`),
@@ -205,7 +237,8 @@ describe('Visitor sketches', () => {
     await env.ds.query('DELETE FROM visitor_sketches WHERE site_id = ?', [site.id]);
     // With no sketch left and nothing queued, the count is that of the sketches: none.
     expect((await get(site, '/analytics/overview', month)).data.visitors).toBe(0);
-    // An hour of the range queued: exact again. A day alone, and filters, are always exact.
+    // An hour of the range queued: exact again. A day alone, and filters on several attributes or
+    // pages, are always exact; filters on one attribute read the sketches of its values.
     await env.ds.query('INSERT INTO dirty_sketch_hours (site_id, bucket) VALUES (?, ?)', [
       site.id,
       new Date('2026-03-10T12:00:00Z'),
@@ -217,7 +250,7 @@ describe('Visitor sketches', () => {
       (plain(await app.get(OverviewService).report(await rawQuery(site, day), day)) as { data: unknown })
         .data,
     );
-    const filtered = { ...month, filters: 'country==DE|US', limit: 10 };
+    const filtered = { ...month, filters: 'country==DE|US;device!=tablet', limit: 10 };
     expect((await get(site, '/analytics/overview', filtered)).data).toEqual(
       (
         plain(await app.get(OverviewService).report(await rawQuery(site, filtered), filtered)) as {
@@ -225,6 +258,12 @@ describe('Visitor sketches', () => {
         }
       ).data,
     );
+    const oneAttribute = { ...month, filters: 'country==DE|US' };
+    const exactOfValues = (await get(site, '/analytics/overview', oneAttribute)).data.visitors;
+    expect(exactOfValues).toBeGreaterThan(0);
+    await env.ds.query("DELETE FROM visitor_value_sketches WHERE site_id = ? AND value = 'DE'", [site.id]);
+    const us = (await get(site, '/analytics/overview', { ...month, filters: 'country==US' })).data.visitors;
+    expect((await get(site, '/analytics/overview', oneAttribute)).data.visitors).toBe(us);
     // The migration again, as on a database that had sessions before it: it queues every hour
     // that has sessions, and the next aggregate builds their sketches.
     const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
@@ -245,6 +284,7 @@ describe('Visitor sketches', () => {
     await env.aggregate();
     await expectSketchesMatchSessions(site);
     expect((await get(site, '/analytics/overview', month)).data.visitors).toBe(exact);
+    expect((await get(site, '/analytics/overview', oneAttribute)).data.visitors).toBe(exactOfValues);
   });
 
   it('rebuilds the hours and days that late hits move sessions out of and into', async () => {

@@ -167,6 +167,12 @@ export interface VisitorSketchesTable {
   registers: Buffer;
 }
 
+/** A visitor sketch of the sessions of one attribute value (migration 1766100000000). */
+export interface VisitorValueSketchesTable extends VisitorSketchesTable {
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser';
+  value: string;
+}
+
 /** Hours whose sketch `aggregate` must rebuild from the sessions table. */
 export interface DirtySketchHoursTable {
   site_id: number;
@@ -320,6 +326,7 @@ export interface StatsDatabase {
   session_path_day_rollups: SessionPathRollupsTable;
   visitor_first_rollups: VisitorFirstRollupsTable;
   visitor_sketches: VisitorSketchesTable;
+  visitor_value_sketches: VisitorValueSketchesTable;
   dirty_sketch_hours: DirtySketchHoursTable;
   session_path_rollups: SessionPathRollupsTable;
   hit_rollups: HitRollupsTable;

@@ -1,5 +1,14 @@
 import { Sql } from '@app/db';
-import { DAY_MS, dayOf, HOUR_MS, hourOf, VisitorSketch } from '@app/stats/rollups/visitor-sketch';
+import { SESSION_ATTRIBUTES, SessionAttribute } from '@app/stats/definitions';
+import {
+  DAY_MS,
+  dayOf,
+  HOUR_MS,
+  hourOf,
+  SketchGrain,
+  SparseVisitorSketch,
+  VisitorSketch,
+} from '@app/stats/rollups/visitor-sketch';
 import { DataSource, EntityManager } from 'typeorm';
 import { withDeadlockRetry } from './retry';
 
@@ -7,6 +16,7 @@ import { withDeadlockRetry } from './retry';
 const QUEUE_READ = 5000;
 const DAYS_PER_TRANSACTION = 50;
 const QUEUE_WRITE_ROWS = 500;
+const VALUE_WRITE_ROWS = 200;
 
 /**
  * Keeps `visitor_sketches` (migration 1765200000000) equal to what the sessions table says.
@@ -74,24 +84,32 @@ export class VisitorSketchBuilder {
 
   /**
    * The queued `hours` of one site's UTC `day` from its sessions, then the day from its hours
-   * (the rebuilt ones in hand, the others from the table), written in one statement.
+   * (the rebuilt ones in hand, the others from the table), written in one statement; and the
+   * same for each attribute value of those sessions (visitor_value_sketches).
    */
   private async rebuildDay(em: EntityManager, siteId: number, day: number, hours: number[]): Promise<void> {
     const first = Math.min(...hours);
     const last = Math.max(...hours) + HOUR_MS;
-    const sessions: Array<{ visitor_id: string; started_at: Date }> = await em.query(
-      'SELECT visitor_id, started_at FROM sessions WHERE site_id = ? AND started_at >= ? AND started_at < ?',
-      [siteId, new Date(first), new Date(last)],
-    );
+    const sessions: Array<{ visitor_id: string; started_at: Date } & Record<SessionAttribute, string>> =
+      await em.query(
+        `SELECT visitor_id, started_at, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE site_id = ? AND started_at >= ? AND started_at < ?`,
+        [siteId, new Date(first), new Date(last)],
+      );
     const sketches = new Map(hours.map((h) => [h, new VisitorSketch()]));
     const whole = new VisitorSketch();
+    const values = new ValueSketches();
     for (const s of sessions) {
-      const hour = sketches.get(hourOf(new Date(s.started_at)));
+      const at = hourOf(new Date(s.started_at));
+      const hour = sketches.get(at);
       if (!hour) continue;
-      // Hashed once, into its hour and its day.
+      // Hashed once, into its hour and its day, and its values' hours and days.
       const position = VisitorSketch.position(s.visitor_id);
       hour.set(position);
       whole.set(position);
+      for (const dimension of SESSION_ATTRIBUTES) {
+        values.of('hour', at, dimension, s[dimension]).set(position);
+        values.of('day', day, dimension, s[dimension]).set(position);
+      }
     }
     const others: Array<{ bucket: Date; registers: Buffer }> = await em.query(
       "SELECT bucket, registers FROM visitor_sketches WHERE site_id = ? AND grain = 'hour' AND bucket >= ? AND bucket < ?",
@@ -99,14 +117,58 @@ export class VisitorSketchBuilder {
     );
     for (const row of others)
       if (!sketches.has(new Date(row.bucket).getTime())) whole.mergeStored(row.registers);
+    if (hours.length < 24) {
+      const otherValues: Array<{
+        bucket: Date;
+        dimension: SessionAttribute;
+        value: string;
+        registers: Buffer;
+      }> = await em.query(
+        `SELECT bucket, dimension, value, registers FROM visitor_value_sketches
+           WHERE site_id = ? AND dimension IN (${SESSION_ATTRIBUTES.map(() => '?').join(', ')}) AND grain = 'hour' AND bucket >= ? AND bucket < ?`,
+        [siteId, ...SESSION_ATTRIBUTES, new Date(day), new Date(day + DAY_MS)],
+      );
+      for (const row of otherValues) {
+        if (!sketches.has(new Date(row.bucket).getTime())) {
+          values.of('day', day, row.dimension, row.value).mergeStored(row.registers);
+        }
+      }
+    }
     await this.store(em, siteId, [
       ...[...sketches].map(([hour, sketch]) => ({ grain: 'hour' as const, bucket: hour, sketch })),
       { grain: 'day', bucket: day, sketch: whole },
     ]);
+    await this.storeValues(em, siteId, day, hours, values);
     await em.query(
       `DELETE FROM dirty_sketch_hours WHERE site_id = ? AND bucket IN (${hours.map(() => '?').join(',')})`,
       [siteId, ...hours.map((h) => new Date(h))],
     );
+  }
+
+  /** Replaces the value sketches of the rebuilt hours and of their day. */
+  private async storeValues(
+    em: EntityManager,
+    siteId: number,
+    day: number,
+    hours: readonly number[],
+    values: ValueSketches,
+  ): Promise<void> {
+    const dimensions = SESSION_ATTRIBUTES.map(() => '?').join(', ');
+    await em.query(
+      `DELETE FROM visitor_value_sketches WHERE site_id = ? AND dimension IN (${dimensions})
+       AND ((grain = 'hour' AND bucket IN (${hours.map(() => '?').join(', ')})) OR (grain = 'day' AND bucket = ?))`,
+      [siteId, ...SESSION_ATTRIBUTES, ...hours.map((h) => new Date(h)), new Date(day)],
+    );
+    const rows = values.rows();
+    for (let i = 0; i < rows.length; i += VALUE_WRITE_ROWS) {
+      const part = rows.slice(i, i + VALUE_WRITE_ROWS);
+      await em.query(
+        `INSERT INTO visitor_value_sketches (site_id, dimension, grain, bucket, value, registers) VALUES ${part
+          .map(() => '(?, ?, ?, ?, ?, ?)')
+          .join(', ')}`,
+        part.flatMap((r) => [siteId, r.dimension, r.grain, new Date(r.bucket), r.value, r.sketch.encode()]),
+      );
+    }
   }
 
   /** Writes the sketches, and removes those left with no session in their hour or day. */
@@ -131,5 +193,33 @@ export class VisitorSketchBuilder {
         kept.flatMap((s) => [siteId, s.grain, new Date(s.bucket), s.sketch.encode()]),
       );
     }
+  }
+}
+
+/** The sketches of one site's day by grain, bucket, attribute and value. */
+class ValueSketches {
+  private readonly byKey = new Map<
+    string,
+    {
+      grain: SketchGrain;
+      bucket: number;
+      dimension: SessionAttribute;
+      value: string;
+      sketch: SparseVisitorSketch;
+    }
+  >();
+
+  of(grain: SketchGrain, bucket: number, dimension: SessionAttribute, value: string): SparseVisitorSketch {
+    const key = `${grain}\u0000${bucket}\u0000${dimension}\u0000${value}`;
+    let entry = this.byKey.get(key);
+    if (!entry) {
+      entry = { grain, bucket, dimension, value, sketch: new SparseVisitorSketch() };
+      this.byKey.set(key, entry);
+    }
+    return entry.sketch;
+  }
+
+  rows() {
+    return [...this.byKey.values()];
   }
 }

@@ -1,7 +1,7 @@
 import { AppConfig } from '@app/config';
-import { dataVersionColumns, DataVersionRow, formatDataVersion } from '@app/db';
+import { dataVersionColumns, DataVersionRow, formatDataVersion, StatsDatabase } from '@app/db';
 import { Injectable } from '@nestjs/common';
-import { sql } from 'kysely';
+import { ExpressionBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition } from './conversions';
 import { decideTable, decideVisitorCount, visitorSketchesMayAnswer } from './plan/table-decider';
 import type { StatsQuery } from './query/stats-query';
@@ -20,6 +20,8 @@ import { hourOf, SketchCover, sketchCover, UtcInterval, VisitorSketch } from './
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
+import { soleAttributeOf } from './query/filters';
+import { rollupValueSelected, sessionSelected } from './sql/session-filter';
 
 export type SessionTotals<M extends SessionMetric> = Record<M, number | string>;
 export type PageviewTotals<M extends PageviewMetric> = Record<M, number | string>;
@@ -134,46 +136,65 @@ export const sharedStatements = {
         .compile();
   },
 
-  /** The day and hour sketches of a cover, registers as hex text (the same on every engine and reader). */
+  /**
+   * The day and hour sketches of a cover, registers as hex text (the same on every engine and
+   * reader): the site's, or under filters on one session attribute (visitorSketchesMayAnswer)
+   * those of the values the filters select, whose merge is the sketch of their sessions.
+   */
   visitorSketches(query: StatsQuery, cover: SketchCover): ReportStatement<{ registers: string }> {
+    const dimension = soleAttributeOf(query.filters);
+    const grains = (eb: ExpressionBuilder<StatsDatabase, 'visitor_sketches'>) => {
+      const grainIn = (grain: 'hour' | 'day', i: UtcInterval) =>
+        eb.and([
+          eb('grain', '=', grain),
+          eb('bucket', '>=', new Date(i.start)),
+          eb('bucket', '<', new Date(i.end)),
+        ]);
+      return eb.or([
+        ...(cover.days ? [grainIn('day', cover.days)] : []),
+        ...cover.hours.map((i) => grainIn('hour', i)),
+      ]);
+    };
+    if (query.filters.length === 0) {
+      return (d) =>
+        d.builder
+          .selectFrom('visitor_sketches')
+          .select(sql<string>`HEX(registers)`.as('registers'))
+          .where('site_id', '=', query.site.id)
+          .where(grains)
+          .compile();
+    }
+    if (dimension === undefined) throw new Error('visitor sketches select sessions by one attribute only');
     return (d) =>
       d.builder
-        .selectFrom('visitor_sketches')
+        .selectFrom('visitor_value_sketches as visitor_sketches')
         .select(sql<string>`HEX(registers)`.as('registers'))
         .where('site_id', '=', query.site.id)
-        .where((eb) => {
-          const grainIn = (grain: 'hour' | 'day', i: UtcInterval) =>
-            eb.and([
-              eb('grain', '=', grain),
-              eb('bucket', '>=', new Date(i.start)),
-              eb('bucket', '<', new Date(i.end)),
-            ]);
-          return eb.or([
-            ...(cover.days ? [grainIn('day', cover.days)] : []),
-            ...cover.hours.map((i) => grainIn('hour', i)),
-          ]);
-        })
+        .where('dimension', '=', dimension)
+        .where(grains)
+        .where(rollupValueSelected(query.filters, sql.ref('value')) ?? sql<SqlBool>`1 = 1`)
         .compile();
   },
 
-  /** Visitor ids of the sessions starting in the ragged quarter hours of a range. */
+  /** Visitor ids of the query's sessions starting in the ragged quarter hours of a range. */
   edgeVisitorIds(
     query: StatsQuery,
     intervals: readonly UtcInterval[],
   ): ReportStatement<{ visitor_id: string }> {
     return (d) =>
       d.builder
-        .selectFrom('sessions')
-        .select('visitor_id')
+        .selectFrom('sessions as s')
+        .select('s.visitor_id')
         .distinct()
-        .where('site_id', '=', query.site.id)
+        .where('s.site_id', '=', query.site.id)
         .where((eb) =>
           eb.or(
             intervals.map((i) =>
-              eb.and([eb('started_at', '>=', new Date(i.start)), eb('started_at', '<', new Date(i.end))]),
+              eb.and([eb('s.started_at', '>=', new Date(i.start)), eb('s.started_at', '<', new Date(i.end))]),
             ),
           ),
         )
+        .where(sessionSelected(query.filters, 's') ?? sql<SqlBool>`1 = 1`)
         .compile();
   },
 
@@ -223,7 +244,8 @@ export class StatsRepository {
 
   /**
    * `metrics` and `sessions` of the query's sessions, and their visitors (SPEC §1): one
-   * statement over the sessions where no sketch can answer (filters, one day, the raw path);
+   * statement over the sessions where no sketch can answer (filters on pages, goals or several
+   * attributes, one day, the raw path);
    * otherwise the session counts from their rollup, then the visitors as decideVisitorCount
    * says, exactly or from the visitor sketches.
    */
@@ -237,10 +259,18 @@ export class StatsRepository {
     return { ...totals, visitors: await this.visitorCount(query, totals.sessions) };
   }
 
-  /** Distinct visitors of the query's `sessions` sessions: exact, or estimated within 1 %. */
+  /**
+   * Distinct visitors of the query's `sessions` sessions: exact, or estimated within 1 %. An
+   * exact count reads every session of the range, the filtered ones too, so under filters the
+   * choice is made on the range's sessions.
+   */
   private async visitorCount(query: StatsQuery, sessions: number): Promise<number> {
     const exact = async () => (await this.sessionTotals(query, ['visitors'])).visitors;
-    if (decideVisitorCount(query, sessions, this.config.limits.visitorsExactUpTo) === 'exact') return exact();
+    const read =
+      query.filters.length === 0
+        ? sessions
+        : (await this.sessionTotals({ ...query, filters: [] }, ['sessions'])).sessions;
+    if (decideVisitorCount(query, read, this.config.limits.visitorsExactUpTo) === 'exact') return exact();
     // An hour aggregate re-derived and has not re-sketched yet: its sketch may miss visitors.
     const [pending] = await this.db.run(sharedStatements.pendingSketchHours(query));
     if (Number(pending.n) > 0) return exact();

@@ -8,6 +8,7 @@ import { SqlitePageviewRollups1765700000000 } from './1765700000000-pageview-rol
 import { SqliteOrderRollups1765800000000 } from './1765800000000-order-rollups';
 import { SqlitePurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 import { SqliteRevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
+import { SqliteVisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -20,4 +21,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteOrderRollups1765800000000,
   SqlitePurchaseRollups1765900000000,
   SqliteRevenueRollups1766000000000,
+  SqliteVisitorValueSketches1766100000000,
 ];

@@ -288,6 +288,20 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  visitor_value_sketches: {
+    columns: [
+      'site_id INTEGER',
+      'dimension TEXT',
+      'grain TEXT',
+      'bucket DATETIME',
+      'value TEXT',
+      'registers BLOB',
+    ],
+    primaryKey: ['site_id', 'dimension', 'grain', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   dirty_sketch_hours: {
     columns: ['site_id INTEGER', 'bucket DATETIME'],
     primaryKey: ['site_id', 'bucket'],

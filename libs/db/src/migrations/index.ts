@@ -17,6 +17,7 @@ import { PageviewRollups1765700000000 } from './1765700000000-pageview-rollups';
 import { OrderRollups1765800000000 } from './1765800000000-order-rollups';
 import { PurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 import { RevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
+import { VisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   OrderRollups1765800000000,
   PurchaseRollups1765900000000,
   RevenueRollups1766000000000,
+  VisitorValueSketches1766100000000,
 ];

@@ -1,7 +1,13 @@
 import { resolveRange } from '../date-range';
 import { parseFilters } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
-import { conversionRollupsMayAnswer, decideTable, orderRollupsMayAnswer } from './table-decider';
+import {
+  conversionRollupsMayAnswer,
+  decideTable,
+  decideVisitorCount,
+  orderRollupsMayAnswer,
+  visitorSketchesMayAnswer,
+} from './table-decider';
 
 const query = (filters: string): StatsQuery => ({
   site: { id: 1, timezone: 'Asia/Kathmandu', currency: 'EUR', trackingMode: 'full' },
@@ -142,5 +148,28 @@ describe('order rollups', () => {
     const q = query('');
     const ragged = [{ startUtc: new Date(q.range.startUtc.getTime() + 60_000) }];
     expect(orderRollupsMayAnswer(q, ragged as never)).toBe(false);
+  });
+});
+
+describe('visitor sketches', () => {
+  it('may count visitors unfiltered or under filters on one session attribute, over more than one day', () => {
+    for (const filters of ['', 'country==DE', 'country==D*|FR;country!=DK', 'channel!=(direct)']) {
+      expect(visitorSketchesMayAnswer(query(filters))).toBe(true);
+    }
+  });
+
+  it('leaves to the sessions filters on two attributes, pages, goals, the raw path and a single day', () => {
+    for (const filters of ['country==DE;device==mobile', 'page==/a', 'entry_page==/a', 'goal==1']) {
+      expect(visitorSketchesMayAnswer(query(filters))).toBe(false);
+    }
+    expect(visitorSketchesMayAnswer({ ...query(''), tables: 'raw' })).toBe(false);
+    const day = resolveRange({ from: '2026-03-01', to: '2026-03-01', siteTimezone: 'UTC', maxDays: 731 });
+    expect(visitorSketchesMayAnswer({ ...query('country==DE'), range: day })).toBe(false);
+  });
+
+  it('counts exactly up to the limit of sessions an exact count reads, from the sketches above it', () => {
+    expect(decideVisitorCount(query('country==DE'), 50_000, 50_000)).toBe('exact');
+    expect(decideVisitorCount(query('country==DE'), 50_001, 50_000)).toBe('sketch');
+    expect(decideVisitorCount(query('country==DE;device==mobile'), 50_001, 50_000)).toBe('exact');
   });
 });

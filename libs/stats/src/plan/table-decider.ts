@@ -189,19 +189,27 @@ export function eventRollupsMayAnswer(query: StatsQuery): boolean {
 
 /**
  * Whether visitor sketches could count this query's visitors (libs/stats/src/rollups/
- * visitor-sketch.ts): the sketches hold every session of a site, so no filter; SPEC §1 allows
- * an estimate over more than one day only; the range is whole quarter hours, as the rollups.
+ * visitor-sketch.ts): the site's sketches hold every session of a site, those by attribute
+ * value (visitor_value_sketches) the sessions of one value, so no filter or filters on one
+ * session attribute only (the sketches of the values they select merge into the sketch of
+ * their sessions; two attributes would need an intersection, which a sketch cannot give within
+ * 1 %); SPEC §1 allows an estimate over more than one day only; the range is whole quarter
+ * hours, as the rollups.
  */
 export function visitorSketchesMayAnswer(query: StatsQuery): boolean {
   return (
-    query.tables !== 'raw' && query.filters.length === 0 && query.range.days > 1 && rollupCovers(query.range)
+    query.tables !== 'raw' &&
+    (query.filters.length === 0 || soleAttributeOf(query.filters) !== undefined) &&
+    query.range.days > 1 &&
+    rollupCovers(query.range)
   );
 }
 
 /**
- * How the visitors of a range with `sessions` sessions are counted: exactly over the sessions,
- * or from the sketches where they may answer and the range holds more than `exactUpTo`
- * sessions (an exact count costs about as much as reading those sessions).
+ * How the visitors of a range are counted, where an exact count would read `sessions` sessions
+ * (the range's, filtered or not): exactly over the sessions, or from the sketches where they
+ * may answer and that is more than `exactUpTo` sessions (an exact count costs about as much as
+ * reading those sessions).
  */
 export function decideVisitorCount(
   query: StatsQuery,

@@ -1,4 +1,4 @@
-import { hourOf, sketchCover, SKETCH_REGISTERS, VisitorSketch } from './visitor-sketch';
+import { hourOf, sketchCover, SKETCH_REGISTERS, SparseVisitorSketch, VisitorSketch } from './visitor-sketch';
 
 const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const sketchOf = (list: readonly string[]) => {
@@ -62,6 +62,41 @@ describe('VisitorSketch', () => {
 
   it('refuses registers of another precision', () => {
     expect(() => new VisitorSketch(new Uint8Array(1024))).toThrow(/65536 registers/);
+  });
+});
+
+describe('SparseVisitorSketch', () => {
+  const sparseOf = (list: readonly string[]) => {
+    const s = new SparseVisitorSketch();
+    for (const id of list) s.set(VisitorSketch.position(id));
+    return s;
+  };
+
+  it('stores what a VisitorSketch of the same ids stores, sparse or dense, ids repeated or not', () => {
+    for (const list of [
+      [],
+      ids(3, 'a'),
+      [...ids(500, 'b'), ...ids(500, 'b')],
+      ids(6_000, 'c'),
+      ids(40_000, 'd'),
+    ]) {
+      expect(sparseOf(list).encode()).toEqual(sketchOf(list).encode());
+    }
+    expect(sparseOf([]).isEmpty()).toBe(true);
+    expect(sparseOf(['x']).isEmpty()).toBe(false);
+    expect(sparseOf(ids(40_000, 'e')).isEmpty()).toBe(false);
+  });
+
+  it('merges stored sketches of either form into the sketch of the union', () => {
+    for (const [a, b] of [
+      [ids(50, 'f'), ids(80, 'g')],
+      [ids(50, 'h'), ids(30_000, 'i')],
+      [ids(30_000, 'j'), ids(50, 'k')],
+    ]) {
+      const merged = sparseOf(a);
+      merged.mergeStored(sketchOf(b).encode());
+      expect(merged.encode()).toEqual(sketchOf([...a, ...b]).encode());
+    }
   });
 });
 

@@ -123,6 +123,64 @@ export class VisitorSketch {
   }
 }
 
+/**
+ * A sketch built from few ids, as aggregate builds one per attribute value and hour: the
+ * positions it was given, kept as a list until they could fill the sparse form, then the
+ * registers. `encode` writes exactly what a VisitorSketch given the same ids would, without
+ * allocating 65,536 registers for an hour of one small value.
+ */
+export class SparseVisitorSketch {
+  private positions: number[] = [];
+  private dense: VisitorSketch | null = null;
+
+  /** Adds an id by its `VisitorSketch.position`. */
+  set(position: number): void {
+    if (this.dense) return this.dense.set(position);
+    this.positions.push(position);
+    if (this.positions.length > 4 * SPARSE_UP_TO) this.densify();
+  }
+
+  /** Merges a stored sketch (either form). */
+  mergeStored(stored: Buffer): void {
+    if (this.dense || stored[0] !== SPARSE) return this.densify().mergeStored(stored);
+    for (let at = 1; at + 2 < stored.length; at += 3) {
+      this.set((((stored[at] << 8) | stored[at + 1]) << 8) | stored[at + 2]);
+    }
+  }
+
+  encode(): Buffer {
+    if (this.dense) return this.dense.encode();
+    // By index, and by rank within an index: the last position of each index holds its register.
+    const sorted = Float64Array.from(this.positions).sort();
+    const registers: number[] = [];
+    for (let i = 0; i < sorted.length; i++) {
+      if (i + 1 === sorted.length || sorted[i + 1] >>> 8 !== sorted[i] >>> 8) registers.push(sorted[i]);
+    }
+    if (registers.length >= SPARSE_UP_TO) return this.densify().encode();
+    const out = Buffer.allocUnsafe(1 + 3 * registers.length);
+    out[0] = SPARSE;
+    registers.forEach((position, k) => {
+      out[1 + 3 * k] = position >>> 16;
+      out[2 + 3 * k] = (position >>> 8) & 0xff;
+      out[3 + 3 * k] = position & 0xff;
+    });
+    return out;
+  }
+
+  isEmpty(): boolean {
+    return this.dense ? this.dense.isEmpty() : this.positions.length === 0;
+  }
+
+  private densify(): VisitorSketch {
+    if (!this.dense) {
+      this.dense = new VisitorSketch();
+      for (const position of this.positions) this.dense.set(position);
+      this.positions = [];
+    }
+    return this.dense;
+  }
+}
+
 /** The first byte of a stored sketch. */
 const DENSE = 0;
 const SPARSE = 1;

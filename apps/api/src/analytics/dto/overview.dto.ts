@@ -40,9 +40,11 @@ export class TopItemDto {
 export class HeadlineMetricsDto {
   /**
    * Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
-   * `filters`, and while the range holds at most `VISITORS_EXACT_UP_TO` sessions (50,000 by
-   * default); above that, over more than one day, a HyperLogLog estimate within 1 % of the
-   * exact count (SPEC §1), read from the hourly and daily visitor sketches.
+   * `filters` on pages, goals or more than one session attribute, and while the range holds at
+   * most `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one
+   * day, a HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the hourly
+   * and daily visitor sketches: the site's, or under `filters` on one session attribute
+   * (`channel`, `source`, `country`, `device` or `browser`) those of the values selected.
    */
   @ApiProperty({ type: 'integer', example: 802 })
   visitors!: number;
