@@ -86,7 +86,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.session-totals.every-kind': sharedStatements.sessionTotals(everyKind, ['sessions', 'visitors']),
   'filtered.pageview-totals.every-kind': sharedStatements.pageviewTotals(everyKind, ['pageviews']),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),
-  'filtered.funnel.every-kind': funnelStatements.visitorsPerStep(
+  'filtered.funnel.every-kind': funnelStatements.visitorsPerStepBackwards(
     everyKind,
     [
       { type: 'pageview', path: '/products*' },
@@ -110,6 +110,15 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'engagement.pageview-engagement': engagementStatements.pageviewEngagement(query),
   'engagement.visitor-returns': engagementStatements.visitorReturns(query),
   'engagement.new-visitors': engagementStatements.newVisitors(query),
+  'funnel.visitors-per-step-backwards': funnelStatements.visitorsPerStepBackwards(
+    query,
+    [
+      { type: 'pageview', path: '/products*' },
+      { type: 'event', name: 'add_to_cart' },
+      { type: 'pageview', path: '/thank-you' },
+    ],
+    24,
+  ),
   'funnel.visitors-per-step': funnelStatements.visitorsPerStep(
     query,
     [

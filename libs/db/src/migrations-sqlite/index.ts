@@ -9,6 +9,7 @@ import { SqliteOrderRollups1765800000000 } from './1765800000000-order-rollups';
 import { SqlitePurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 import { SqliteRevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 import { SqliteVisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
+import { SqliteHitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -22,4 +23,5 @@ export const SQLITE_MIGRATIONS = [
   SqlitePurchaseRollups1765900000000,
   SqliteRevenueRollups1766000000000,
   SqliteVisitorValueSketches1766100000000,
+  SqliteHitsByVisitorSteps1766200000000,
 ];

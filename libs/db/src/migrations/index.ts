@@ -18,6 +18,7 @@ import { OrderRollups1765800000000 } from './1765800000000-order-rollups';
 import { PurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 import { RevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 import { VisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
+import { HitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   PurchaseRollups1765900000000,
   RevenueRollups1766000000000,
   VisitorValueSketches1766100000000,
+  HitsByVisitorSteps1766200000000,
 ];
