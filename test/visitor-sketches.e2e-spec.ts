@@ -169,7 +169,7 @@ describe('Visitor sketches', () => {
     // And the day rollups: the 15-minute rows summed by UTC day, row for row.
     const byDay = async (table: string, key: string, sums: string[]) => {
       const found: Array<Record<string, unknown>> = await env.ds.query(
-        `SELECT bucket, dimension, ${key}, ${sums.join(', ')} FROM ${table} WHERE site_id = ?`,
+        `SELECT bucket, ${table.includes('attribute') ? "'all' AS dimension" : 'dimension'}, ${key}, ${sums.join(', ')} FROM ${table} WHERE site_id = ?`,
         [site.id],
       );
       const totals = new Map<string, number[]>();
@@ -190,6 +190,9 @@ describe('Visitor sketches', () => {
     );
     expect(await byDay('session_path_day_rollups', 'path_hash', ['sessions'])).toEqual(
       await byDay('session_path_rollups', 'path_hash', ['sessions']),
+    );
+    expect(await byDay('session_attribute_day_rollups', 'attributes_hash', sums)).toEqual(
+      await byDay('session_attribute_rollups', 'attributes_hash', sums),
     );
   }
 

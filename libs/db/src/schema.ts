@@ -332,6 +332,8 @@ export interface StatsDatabase {
   hit_rollups: HitRollupsTable;
   session_rollups: SessionRollupsTable;
   session_attribute_rollups: SessionAttributeRollupsTable;
+  /** session_attribute_rollups by UTC day (migration 1766300000000). */
+  session_attribute_day_rollups: SessionAttributeRollupsTable;
   site_data_versions: SiteDataVersionsTable;
   hits: HitsTable;
   sessions: SessionsTable;

@@ -196,6 +196,12 @@ export class SessionAggregator {
         'session_path_day_rollups',
       );
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
+      await this.applyAttributeRollupDeltas(
+        em,
+        siteId,
+        attributeRollupDeltas(before, after, utcDayBucket),
+        'session_attribute_day_rollups',
+      );
       await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
         table: 'purchase_rollups',
         keys: ['bucket'],
@@ -344,9 +350,10 @@ export class SessionAggregator {
     em: EntityManager,
     siteId: number,
     deltas: AttributeRollupDelta[],
+    table: 'session_attribute_rollups' | 'session_attribute_day_rollups' = 'session_attribute_rollups',
   ): Promise<void> {
     return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
-      table: 'session_attribute_rollups',
+      table,
       keys: ATTRIBUTE_ROLLUP_KEYS,
       sums: ROLLUP_SUMS,
       identity: ['bucket', 'attributes_hash'],

@@ -37,10 +37,22 @@ export const sharedStatements = {
     if (table.rollupTable === 'session_attribute_rollups') {
       return (d) => {
         const r = sessionRollupMetrics('a');
+        // Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+        const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
+          (part) =>
+            d.builder
+              .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
+              .select(['a.sessions', 'a.bounces', 'a.session_pageviews', 'a.duration_seconds'])
+              .where(where.sessionAttributeRollups(part.query, 'a')),
+        );
         return d.builder
-          .selectFrom('session_attribute_rollups as a')
+          .selectFrom(
+            parts
+              .slice(1)
+              .reduce((union, part) => union.unionAll(part), parts[0])
+              .as('a'),
+          )
           .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
-          .where(where.sessionAttributeRollups(query, 'a'))
           .compile();
       };
     }

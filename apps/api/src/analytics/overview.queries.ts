@@ -50,15 +50,27 @@ export const overviewStatements = {
       const groups = TOP_LISTS.map((list): TopListGroup => {
         const table = decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list });
         if (table.rollupTable === 'session_attribute_rollups') {
+          // Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+          const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
+            (part) =>
+              d.builder
+                .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
+                .select([sql.ref(`a.${list}`).as('value'), 'a.sessions'])
+                .where(where.sessionAttributeRollups(part.query, 'a')),
+          );
           return d.builder
-            .selectFrom('session_attribute_rollups as a')
+            .selectFrom(
+              parts
+                .slice(1)
+                .reduce((union, part) => union.unionAll(part), parts[0])
+                .as('a'),
+            )
             .select([
               sql.lit(list).as('list'),
-              sql.ref(`a.${list}`).as('value'),
+              sql.ref('a.value').as('value'),
               sessionRollupMetrics('a').sessions.as('sessions'),
             ])
-            .where(where.sessionAttributeRollups(query, 'a'))
-            .groupBy(sql.ref(`a.${list}`)) as TopListGroup;
+            .groupBy('a.value') as TopListGroup;
         }
         const rollup = table.kind === 'rollup';
         if (rollup && (list === 'entry_path' || list === 'exit_path')) {

@@ -10,6 +10,7 @@ import { SqlitePurchaseRollups1765900000000 } from './1765900000000-purchase-rol
 import { SqliteRevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 import { SqliteVisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
 import { SqliteHitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
+import { SqliteSessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -24,4 +25,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteRevenueRollups1766000000000,
   SqliteVisitorValueSketches1766100000000,
   SqliteHitsByVisitorSteps1766200000000,
+  SqliteSessionAttributeDayRollups1766300000000,
 ];

@@ -19,6 +19,7 @@ import { PurchaseRollups1765900000000 } from './1765900000000-purchase-rollups';
 import { RevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 import { VisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
 import { HitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
+import { SessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   RevenueRollups1766000000000,
   VisitorValueSketches1766100000000,
   HitsByVisitorSteps1766200000000,
+  SessionAttributeDayRollups1766300000000,
 ];

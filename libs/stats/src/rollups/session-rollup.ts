@@ -140,6 +140,7 @@ export type AttributeRollupDelta = { bucket: Date } & Record<SessionAttribute, s
 export function attributeRollupDeltas(
   before: RolledUpSession[],
   after: RolledUpSession[],
+  bucketOf: (start: Date) => Date = rollupBucket,
 ): AttributeRollupDelta[] {
   return netSessionDeltas(
     before,
@@ -151,7 +152,7 @@ export function attributeRollupDeltas(
       } & Record<SessionAttribute, string>;
       return [{ key: attributeKey(values), row }];
     },
-    rollupBucket,
+    bucketOf,
   );
 }
 
