@@ -15,7 +15,7 @@ import {
   sessionRollupMetrics,
   metricOut,
 } from './sql/metrics';
-import { rollupParts } from './rollups/day-split';
+import { rollupParts, unionAllOf } from './rollups/day-split';
 import { hourOf, SketchCover, sketchCover, UtcInterval, VisitorSketch } from './rollups/visitor-sketch';
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
@@ -46,12 +46,7 @@ export const sharedStatements = {
               .where(where.sessionAttributeRollups(part.query, 'a')),
         );
         return d.builder
-          .selectFrom(
-            parts
-              .slice(1)
-              .reduce((union, part) => union.unionAll(part), parts[0])
-              .as('a'),
-          )
+          .selectFrom(unionAllOf(parts).as('a'))
           .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
           .compile();
       };
@@ -68,12 +63,7 @@ export const sharedStatements = {
             .where(where.sessionRollups(part.query, table.rollupDimension ?? 'channel', 'r')),
         );
         return d.builder
-          .selectFrom(
-            parts
-              .slice(1)
-              .reduce((union, part) => union.unionAll(part), parts[0])
-              .as('r'),
-          )
+          .selectFrom(unionAllOf(parts).as('r'))
           .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
           .compile();
       };

@@ -4,6 +4,7 @@ import {
   ReportDb,
   ReportStatement,
   rollupParts,
+  unionAllOf,
   sessionMetrics,
   sessionRollupMetrics,
   StatsQuery,
@@ -59,12 +60,7 @@ export const overviewStatements = {
                 .where(where.sessionAttributeRollups(part.query, 'a')),
           );
           return d.builder
-            .selectFrom(
-              parts
-                .slice(1)
-                .reduce((union, part) => union.unionAll(part), parts[0])
-                .as('a'),
-            )
+            .selectFrom(unionAllOf(parts).as('a'))
             .select([
               sql.lit(list).as('list'),
               sql.ref('a.value').as('value'),
@@ -83,12 +79,7 @@ export const overviewStatements = {
           );
           return (
             d.builder
-              .selectFrom(
-                parts
-                  .slice(1)
-                  .reduce((union, part) => union.unionAll(part), parts[0])
-                  .as('p'),
-              )
+              .selectFrom(unionAllOf(parts).as('p'))
               // A row's path is its hash's (the key): grouping by the 16-byte hash alone spares the
               // temporary table a 2,048-character key (0.26 → 0.16 s for one list at 10M).
               .select([
@@ -107,12 +98,7 @@ export const overviewStatements = {
               .where(where.sessionRollups(part.query, list, 'r')),
           );
           return d.builder
-            .selectFrom(
-              parts
-                .slice(1)
-                .reduce((union, part) => union.unionAll(part), parts[0])
-                .as('r'),
-            )
+            .selectFrom(unionAllOf(parts).as('r'))
             .select([
               sql.lit(list).as('list'),
               sql.ref('r.value').as('value'),
@@ -131,7 +117,7 @@ export const overviewStatements = {
           .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
           .groupBy(`s.${list}`) as TopListGroup;
       });
-      const all = groups.slice(1).reduce((union, g) => union.unionAll(g), groups[0]);
+      const all = unionAllOf(groups);
       return d.builder
         .selectFrom(
           d.builder

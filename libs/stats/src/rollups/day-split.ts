@@ -35,3 +35,9 @@ export function rollupParts<T extends string>(
     ...(end > lastDay ? [span(quarterTable, lastDay, end)] : []),
   ];
 }
+
+/** The selects as one UNION ALL, in their order (the parts of a range, or several groups). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any Kysely select that can union with its own kind
+export function unionAllOf<Q extends { unionAll(other: any): Q }>(parts: readonly Q[]): Q {
+  return parts.slice(1).reduce((union, part) => union.unionAll(part), parts[0]);
+}
