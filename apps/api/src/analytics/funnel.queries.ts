@@ -1,3 +1,4 @@
+import type { SqlDialect } from '@app/db';
 import {
   decideTable,
   hitMatch,
@@ -19,6 +20,15 @@ function stepMatch(alias: string, step: FunnelStep): RawBuilder<SqlBool> {
   return step.type === 'event'
     ? hitMatch(alias, { type: 'event', name: step.name })
     : hitMatch(alias, { type: 'pageview', path: step.path });
+}
+
+/**
+ * `FROM … WHERE` of the hits that start attempts (SPEC §4), aliased `h`: the step-1 hits stamped
+ * in the range, of selected sessions under filters, read through the step index.
+ */
+function attemptStarts(d: SqlDialect, query: StatsQuery, first: FunnelStep): RawBuilder<unknown> {
+  return sql`${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_STEP))}
+WHERE ${where.hits(query, 'h')} AND ${stepMatch('h', first)}`;
 }
 
 /**
@@ -57,8 +67,7 @@ export const funnelStatements = {
     return (d) => {
       const deadline = (level: string) =>
         d.addSeconds(sql.ref(`${level}.t1`), sql`${windowHours * HOUR_SECONDS}`);
-      const attempts = sql`SELECT h.visitor_id, h.ts AS t1, h.seq AS s1 FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_STEP))}
-WHERE ${where.hits(query, 'h')} AND ${stepMatch('h', steps[0])}`;
+      const attempts = sql`SELECT h.visitor_id, h.ts AS t1, h.seq AS s1 FROM ${attemptStarts(d, query, steps[0])}`;
       // Level k (2…n) wraps level k-1 (alias dp) and adds s<k>, the seq of its step-k hit.
       const levels = steps.slice(1).reduce((inner, step, i) => {
         const k = i + 2;
@@ -120,8 +129,7 @@ function visitorsPerStepBackwards(
   decideTable(query, 'hits');
   return (d) => {
     const window = windowHours * HOUR_SECONDS;
-    const entered = sql`SELECT COUNT(DISTINCT h.visitor_id) FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_STEP))}
-WHERE ${where.hits(query, 'h')} AND ${stepMatch('h', steps[0])}`;
+    const entered = sql`SELECT COUNT(DISTINCT h.visitor_id) FROM ${attemptStarts(d, query, steps[0])}`;
     const reached = steps.slice(1).map((step, i) => {
       const k = i + 2;
       // Step k's hits that can end a chain: stamped from the range start to before its end + window.
