@@ -8,6 +8,7 @@ import { OverviewService } from '../apps/api/src/analytics/overview.service';
 import { ConversionsService } from '../apps/api/src/conversions/conversions.service';
 import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
 import { EventsService } from '../apps/api/src/events/events.service';
+import { refillDayRollups } from '../libs/db/src/migrations/site-day-rollups';
 import { event, pageview, purchase } from './support/hits';
 import { random } from './support/random';
 import { TestEnv } from './support/test-env';
@@ -249,5 +250,37 @@ describe('Rollup path = raw path (parity)', () => {
         }
       }
     }
+  });
+
+  /**
+   * The day rollups are by the site's local day. `aggregate` keeps them from session deltas, the
+   * migration that turned UTC days into site days sums them from the 15-minute rows: both give
+   * the same rows, and the migration's down (UTC days) and up again leave them as they were.
+   */
+  it('the migration to site days gives the day rows aggregate keeps, and its down reverses it', async () => {
+    const DAY_ROLLUP_KEYS = {
+      session_day_rollups: 'dimension, value',
+      session_path_day_rollups: 'dimension, path_hash',
+      session_attribute_day_rollups: 'attributes_hash',
+    };
+    const dayRows = async () => {
+      const rows: Record<string, unknown> = {};
+      for (const [table, keys] of Object.entries(DAY_ROLLUP_KEYS)) {
+        rows[table] = plain(await env.ds.query(`SELECT * FROM ${table} ORDER BY site_id, bucket, ${keys}`));
+      }
+      return rows;
+    };
+    const kept = await dayRows();
+    const runner = env.ds.createQueryRunner();
+    try {
+      await refillDayRollups(runner, () => 'UTC');
+      const utcDays = await dayRows();
+      // New York's, Kathmandu's and Berlin's rows moved to UTC days.
+      expect(utcDays).not.toEqual(kept);
+      await refillDayRollups(runner, (siteZone) => siteZone);
+    } finally {
+      await runner.release();
+    }
+    expect(await dayRows()).toEqual(kept);
   });
 });

@@ -60,14 +60,22 @@ FROM
       `r`.`sessions` AS `num`,
       `r`.`sessions` AS `den`
     FROM
-      `session_rollups` AS `r`
-    WHERE
       (
-        `r`.`site_id` = ?
-        AND `r`.`dimension` = 'channel'
-        AND `r`.`bucket` >= ?
-        AND `r`.`bucket` < ?
-      )
+        SELECT
+          `r`.`bucket`,
+          `r`.`value`,
+          `r`.`sessions`,
+          `r`.`bounces`
+        FROM
+          `session_day_rollups` AS `r`
+        WHERE
+          (
+            `r`.`site_id` = ?
+            AND `r`.`dimension` = 'channel'
+            AND `r`.`bucket` >= ?
+            AND `r`.`bucket` < ?
+          )
+      ) AS `r`
   ) AS `t`
 GROUP BY
   `t`.`is_other`,

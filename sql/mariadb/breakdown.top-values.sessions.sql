@@ -12,14 +12,22 @@ FROM
       `r`.`value` AS `value`,
       COALESCE(SUM(`r`.`sessions`), 0) AS `volume`
     FROM
-      `session_rollups` AS `r`
-    WHERE
       (
-        `r`.`site_id` = ?
-        AND `r`.`dimension` = 'channel'
-        AND `r`.`bucket` >= ?
-        AND `r`.`bucket` < ?
-      )
+        SELECT
+          `r`.`bucket`,
+          `r`.`value`,
+          `r`.`sessions`,
+          `r`.`bounces`
+        FROM
+          `session_day_rollups` AS `r`
+        WHERE
+          (
+            `r`.`site_id` = ?
+            AND `r`.`dimension` = 'channel'
+            AND `r`.`bucket` >= ?
+            AND `r`.`bucket` < ?
+          )
+      ) AS `r`
     GROUP BY
       1
   ) AS `g`

@@ -33,11 +33,11 @@ FROM
   (
     SELECT
       CASE
-        WHEN `a`.`channel` IN (?, ?) THEN 0
+        WHEN `a`.`value` IN (?, ?) THEN 0
         ELSE 1
       END AS `is_other`,
       CASE
-        WHEN `a`.`channel` IN (?, ?) THEN `a`.`channel`
+        WHEN `a`.`value` IN (?, ?) THEN `a`.`value`
         ELSE ''
       END AS `series`,
       (
@@ -62,17 +62,25 @@ FROM
       `a`.`sessions` AS `num`,
       `a`.`sessions` AS `den`
     FROM
-      `session_attribute_rollups` AS `a`
-    WHERE
       (
-        `a`.`site_id` = ?
-        AND `a`.`bucket` >= ?
-        AND `a`.`bucket` < ?
-        AND (
-          (`a`.`country` IN (?))
-          AND NOT (`a`.`device` IN (?))
-        )
-      )
+        SELECT
+          `a`.`bucket`,
+          `a`.`channel` AS `value`,
+          `a`.`sessions`,
+          `a`.`bounces`
+        FROM
+          `session_attribute_day_rollups` AS `a`
+        WHERE
+          (
+            `a`.`site_id` = ?
+            AND `a`.`bucket` >= ?
+            AND `a`.`bucket` < ?
+            AND (
+              (`a`.`country` IN (?))
+              AND NOT (`a`.`device` IN (?))
+            )
+          )
+      ) AS `a`
   ) AS `t`
 GROUP BY
   `t`.`is_other`,

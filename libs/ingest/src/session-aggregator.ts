@@ -17,8 +17,8 @@ import {
   RolledUpSession,
   rollupBucket,
   RollupDelta,
+  localDayBucket,
   sessionRollupDeltas,
-  utcDayBucket,
 } from '@app/stats/rollups/session-rollup';
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
 import { sessionPurchased } from '@app/stats/commerce';
@@ -102,6 +102,7 @@ export class SessionAggregator {
   private readonly events: EventRollupBuilder;
   private readonly pageviews: SessionBucketRollupBuilder;
   private readonly revenue: SessionBucketRollupBuilder;
+  private localDays = new Map<number, (instant: Date) => Date>();
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -128,6 +129,7 @@ export class SessionAggregator {
   async run(onChunk?: (done: number) => void, chunkSize = AGGREGATE_CHUNK): Promise<AggregateSummary> {
     const started = process.hrtime.bigint();
     this.stopRequested = false;
+    this.localDays = new Map();
     const summary: AggregateSummary = {
       sessions: 0,
       visitors: 0,
@@ -181,25 +183,26 @@ export class SessionAggregator {
       const derive = this.deriveSessions(siteId, sessionIds);
       await em.query(derive.sql, [...derive.parameters]);
       const after = await this.derivedSessions(em, siteId, sessionIds);
+      const localDay = await this.localDayOf(em, siteId);
       await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
       await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
       await this.applyRollupDeltas(
         em,
         siteId,
-        sessionRollupDeltas(before, after, utcDayBucket),
+        sessionRollupDeltas(before, after, localDay),
         'session_day_rollups',
       );
       await this.applyPathRollupDeltas(
         em,
         siteId,
-        pathRollupDeltas(before, after, utcDayBucket),
+        pathRollupDeltas(before, after, localDay),
         'session_path_day_rollups',
       );
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
       await this.applyAttributeRollupDeltas(
         em,
         siteId,
-        attributeRollupDeltas(before, after, utcDayBucket),
+        attributeRollupDeltas(before, after, localDay),
         'session_attribute_day_rollups',
       );
       await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
@@ -246,6 +249,22 @@ export class SessionAggregator {
       );
     }
     return { sessions: queued.length, visitors, sites: [...bySite.keys()] };
+  }
+
+  /**
+   * The day rollups' bucket function of a site: its local day (a site's zone never changes).
+   * One per site and run, so that its memo of 15-minute buckets stays bounded by the run.
+   */
+  private async localDayOf(em: EntityManager, siteId: number): Promise<(instant: Date) => Date> {
+    const known = this.localDays.get(siteId);
+    if (known) return known;
+    const [site]: Array<{ timezone: string }> = await em.query('SELECT timezone FROM sites WHERE id = ?', [
+      siteId,
+    ]);
+    if (!site) throw new Error(`site ${siteId} has hits queued for aggregation but no row in sites`);
+    const bucketOf = localDayBucket(site.timezone);
+    this.localDays.set(siteId, bucketOf);
+    return bucketOf;
   }
 
   /** The first-session starts these visitors have in the visitors table. */

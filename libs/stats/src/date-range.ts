@@ -235,6 +235,25 @@ function parseDay(value: string, parameter: 'from' | 'to'): DateTime {
   return day;
 }
 
+/**
+ * The first instant of the local calendar day of `zone` that holds `instant`: the same
+ * instant a report range or day bucket of that day starts at (startOfLocalDay).
+ */
+export function localDayStart(instant: Date, zone: string): Date {
+  const local = DateTime.fromJSDate(instant, { zone: ianaZone(zone) });
+  const start = startOfLocalDay(local, zone);
+  // Where midnight comes twice (DST ends at 01:00, as in America/Havana), a day starts at the
+  // second one: the hour between belongs to the day before.
+  return start <= instant ? start : startOfLocalDay(local.minus({ days: 1 }), zone);
+}
+
+/** The first instant of the local calendar day after the one that holds `instant` (localDayStart). */
+export function nextLocalDayStart(instant: Date, zone: string): Date {
+  const local = DateTime.fromJSDate(instant, { zone: ianaZone(zone) });
+  const start = startOfLocalDay(local, zone);
+  return start <= instant ? startOfLocalDay(local.plus({ days: 1 }), zone) : start;
+}
+
 /** The first instant of a local calendar day; where midnight does not exist (DST at 00:00) it is 01:00. */
 function startOfLocalDay(day: DateTime, zone: string): Date {
   return DateTime.fromObject({ year: day.year, month: day.month, day: day.day }, { zone })

@@ -37,7 +37,7 @@ export const sharedStatements = {
     if (table.rollupTable === 'session_attribute_rollups') {
       return (d) => {
         const r = sessionRollupMetrics('a');
-        // Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+        // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
         const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
           (part) =>
             d.builder
@@ -55,7 +55,7 @@ export const sharedStatements = {
       return (d) => {
         const r = sessionRollupMetrics('r');
         // Each session has exactly one value of each attribute: one attribute's rows add up to them
-        // all. Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+        // all. Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
         const parts = rollupParts(query, 'session_rollups', 'session_day_rollups').map((part) =>
           d.builder
             .selectFrom(`${part.table} as r` as 'session_rollups as r')

@@ -12,6 +12,8 @@ import {
   pageviewsBySession,
   ReportDb,
   ReportStatement,
+  rollupParts,
+  unionAllOf,
   convertedSessionsTable,
   conversionRollupsMayAnswer,
   conversionTail,
@@ -82,14 +84,22 @@ function metricSource(
   if (metric === 'sessions' || metric === 'bounce_rate') {
     const needs = { metrics: ['sessions', 'bounces'] as const, dimension, buckets };
     const table = decideTable(query, 'sessions', needs);
+    // Whole site days from the day rows where no report bucket starts inside one (days, weeks
+    // and months in the site's zone), the rest from the 15-minute rows.
     if (table.rollupTable === 'session_attribute_rollups') {
       const a = sessionRollupMetrics('a');
+      const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups', {
+        buckets,
+      }).map((part) =>
+        d.builder
+          .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
+          .select(['a.bucket', sql.ref(`a.${dimension}`).as('value'), 'a.sessions', 'a.bounces'])
+          .where(where.sessionAttributeRollups(part.query, 'a')),
+      );
       return {
-        rows: d.builder
-          .selectFrom('session_attribute_rollups as a')
-          .where(where.sessionAttributeRollups(query, 'a')) as AnySelect,
+        rows: d.builder.selectFrom(unionAllOf(parts).as('a')) as AnySelect,
         time: sql`${col('a', 'bucket')}`,
-        value: sql<string>`${col('a', dimension)}`,
+        value: sql<string>`${col('a', 'value')}`,
         num: sql`${col('a', metric === 'sessions' ? 'sessions' : 'bounces')}`,
         den: sql`${col('a', 'sessions')}`,
         volume: a.sessions,
@@ -97,10 +107,14 @@ function metricSource(
     }
     if (table.kind === 'rollup') {
       const r = sessionRollupMetrics('r');
+      const parts = rollupParts(query, 'session_rollups', 'session_day_rollups', { buckets }).map((part) =>
+        d.builder
+          .selectFrom(`${part.table} as r` as 'session_rollups as r')
+          .select(['r.bucket', 'r.value', 'r.sessions', 'r.bounces'])
+          .where(where.sessionRollups(part.query, dimension, 'r')),
+      );
       return {
-        rows: d.builder
-          .selectFrom('session_rollups as r')
-          .where(where.sessionRollups(query, dimension, 'r')) as AnySelect,
+        rows: d.builder.selectFrom(unionAllOf(parts).as('r')) as AnySelect,
         time: sql`${col('r', 'bucket')}`,
         value: sql<string>`${col('r', 'value')}`,
         num: sql`${col('r', metric === 'sessions' ? 'sessions' : 'bounces')}`,

@@ -51,7 +51,7 @@ export const overviewStatements = {
       const groups = TOP_LISTS.map((list): TopListGroup => {
         const table = decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list });
         if (table.rollupTable === 'session_attribute_rollups') {
-          // Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+          // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
           const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
             (part) =>
               d.builder
@@ -70,7 +70,7 @@ export const overviewStatements = {
         }
         const rollup = table.kind === 'rollup';
         if (rollup && (list === 'entry_path' || list === 'exit_path')) {
-          // Whole UTC days from the day rows, the quarter hours around them from the 15-minute rows.
+          // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
           const parts = rollupParts(query, 'session_path_rollups', 'session_path_day_rollups').map((part) =>
             d.builder
               .selectFrom(`${part.table} as p` as 'session_path_rollups as p')

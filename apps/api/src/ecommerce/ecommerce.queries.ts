@@ -160,13 +160,14 @@ export const ecommerceStatements = {
   },
 
   /**
-   * topProducts from the item rollups: the range's whole UTC days from item_day_rollups, the
-   * quarter hours on either side from item_rollups; the names come from firstQuarters and namesAt.
+   * topProducts from the item rollups: the range's whole UTC days from item_day_rollups (by UTC
+   * day: import writes them in SQL, which knows no time zone rules), the quarter hours on either
+   * side from item_rollups; the names come from firstQuarters and namesAt.
    */
   topProductTotals(query: StatsQuery, limit: number): ReportStatement<Omit<TopProductRow, 'name'>> {
     return (d) => {
       const m = itemRollupMetrics('r');
-      const parts = rollupParts(query, 'item_rollups', 'item_day_rollups').map(
+      const parts = rollupParts(query, 'item_rollups', 'item_day_rollups', { zone: 'UTC' }).map(
         ({ table, query: part }) =>
           sql`SELECT r.sku, r.quantity, r.revenue, r.orders FROM ${sql.table(table)} r WHERE ${where.orderRollups(part, 'r')}`,
       );

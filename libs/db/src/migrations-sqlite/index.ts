@@ -11,6 +11,7 @@ import { SqliteRevenueRollups1766000000000 } from './1766000000000-revenue-rollu
 import { SqliteVisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
 import { SqliteHitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
 import { SqliteSessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
+import { SqliteSiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -26,4 +27,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteVisitorValueSketches1766100000000,
   SqliteHitsByVisitorSteps1766200000000,
   SqliteSessionAttributeDayRollups1766300000000,
+  SqliteSiteDayRollups1766400000000,
 ];

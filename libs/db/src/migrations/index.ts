@@ -20,6 +20,7 @@ import { RevenueRollups1766000000000 } from './1766000000000-revenue-rollups';
 import { VisitorValueSketches1766100000000 } from './1766100000000-visitor-value-sketches';
 import { HitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
 import { SessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
+import { SiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -44,4 +45,5 @@ export const MIGRATIONS = [
   VisitorValueSketches1766100000000,
   HitsByVisitorSteps1766200000000,
   SessionAttributeDayRollups1766300000000,
+  SiteDayRollups1766400000000,
 ];

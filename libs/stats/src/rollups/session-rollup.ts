@@ -1,4 +1,4 @@
-import type { Bucket, ReportRange } from '../date-range';
+import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from '../date-range';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
 
 /**
@@ -124,9 +124,24 @@ export function sessionRollupDeltas(
   );
 }
 
-/** The UTC day of a session start: the bucket of the day rollups. */
-export function utcDayBucket(instant: Date): Date {
-  return new Date(Math.floor(instant.getTime() / 86_400_000) * 86_400_000);
+/**
+ * The bucket of the day rollups for a site in `zone`: the start of the site's local day of a
+ * session start (localDayStart), so that a report in the site's zone (the default) reads a
+ * range, or a day, week or month bucket, from whole day rows. Memoised by 15-minute bucket:
+ * every local midnight of a zone in use today falls on one, so all instants of a 15-minute
+ * bucket share their local day (an older offset that does not is computed each time).
+ */
+export function localDayBucket(zone: string): (instant: Date) => Date {
+  const days = new Map<number, Date>();
+  return (instant) => {
+    const quarter = rollupBucket(instant).getTime();
+    const known = days.get(quarter);
+    if (known) return known;
+    const day = localDayStart(instant, zone);
+    const next = nextLocalDayStart(instant, zone);
+    if (onBoundary(day) && onBoundary(next)) days.set(quarter, day);
+    return day;
+  };
 }
 
 /** One row of the attribute rollup: a bucket and one value of every session attribute. */
