@@ -8,7 +8,7 @@ import { OverviewService } from '../apps/api/src/analytics/overview.service';
 import { ConversionsService } from '../apps/api/src/conversions/conversions.service';
 import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
 import { EventsService } from '../apps/api/src/events/events.service';
-import { refillDayRollups } from '../libs/db/src/migrations/site-day-rollups';
+import { refillDayRollups, SESSION_BUCKET_DAY_ROLLUPS } from '../libs/db/src/migrations/site-day-rollups';
 import { event, pageview, purchase } from './support/hits';
 import { random } from './support/random';
 import { TestEnv } from './support/test-env';
@@ -253,15 +253,17 @@ describe('Rollup path = raw path (parity)', () => {
   });
 
   /**
-   * The day rollups are by the site's local day. `aggregate` keeps them from session deltas, the
-   * migration that turned UTC days into site days sums them from the 15-minute rows: both give
-   * the same rows, and the migration's down (UTC days) and up again leave them as they were.
+   * The day rollups are by the site's local day. `aggregate` keeps them from its deltas, the
+   * migration that made them site days sums them from the 15-minute rows: both give the same
+   * rows, and the migration's down (UTC days) and up again leave them as they were.
    */
   it('the migration to site days gives the day rows aggregate keeps, and its down reverses it', async () => {
     const DAY_ROLLUP_KEYS = {
       session_day_rollups: 'dimension, value',
       session_path_day_rollups: 'dimension, path_hash',
       session_attribute_day_rollups: 'attributes_hash',
+      pageview_day_rollups: 'dimension, value',
+      revenue_day_rollups: 'dimension, value',
     };
     const dayRows = async () => {
       const rows: Record<string, unknown> = {};
@@ -271,13 +273,16 @@ describe('Rollup path = raw path (parity)', () => {
       return rows;
     };
     const kept = await dayRows();
+    expect(Object.values(kept).every((rows) => (rows as unknown[]).length > 0)).toBe(true);
     const runner = env.ds.createQueryRunner();
     try {
       await refillDayRollups(runner, () => 'UTC');
-      const utcDays = await dayRows();
+      await refillDayRollups(runner, () => 'UTC', SESSION_BUCKET_DAY_ROLLUPS, 'every zone');
       // New York's, Kathmandu's and Berlin's rows moved to UTC days.
-      expect(utcDays).not.toEqual(kept);
+      const utcDays = await dayRows();
+      for (const table of Object.keys(DAY_ROLLUP_KEYS)) expect(utcDays[table]).not.toEqual(kept[table]);
       await refillDayRollups(runner, (siteZone) => siteZone);
+      await refillDayRollups(runner, (siteZone) => siteZone, SESSION_BUCKET_DAY_ROLLUPS, 'every zone');
     } finally {
       await runner.release();
     }

@@ -26,7 +26,7 @@ FROM
           r.value AS value,
           `r`.`pageviews` AS n
         FROM
-          `pageview_rollups` r
+          `pageview_day_rollups` r
         WHERE
           (
             `r`.`site_id` = ?

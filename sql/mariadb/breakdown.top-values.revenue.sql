@@ -26,7 +26,7 @@ FROM
           r.value AS value,
           `r`.`revenue` AS n
         FROM
-          `revenue_rollups` r
+          `revenue_day_rollups` r
         WHERE
           (
             `r`.`site_id` = ?

@@ -308,12 +308,16 @@ export interface RevenueRollupsTable {
 export interface StatsDatabase {
   session_order_buckets: SessionOrderBucketsTable;
   revenue_rollups: RevenueRollupsTable;
+  /** revenue_rollups by the site's local day (migration 1766400000000). */
+  revenue_day_rollups: RevenueRollupsTable;
   purchase_rollups: PurchaseRollupsTable;
   order_rollups: OrderRollupsTable;
   item_rollups: ItemRollupsTable;
   item_day_rollups: ItemRollupsTable;
   session_pageview_buckets: SessionPageviewBucketsTable;
   pageview_rollups: PageviewRollupsTable;
+  /** pageview_rollups by the site's local day (migration 1766400000000). */
+  pageview_day_rollups: PageviewRollupsTable;
   session_event_buckets: SessionEventBucketsTable;
   event_rollups: EventRollupsTable;
   event_links: EventLinksTable;
@@ -321,7 +325,7 @@ export interface StatsDatabase {
   goal_rollups: GoalRollupsTable;
   converted_rollups: ConvertedRollupsTable;
   rolled_up_goals: RolledUpGoalsTable;
-  /** session_rollups and session_path_rollups by UTC day (migration 1765400000000). */
+  /** session_rollups and session_path_rollups by the site's local day (migrations 1765400000000, 1766400000000). */
   session_day_rollups: SessionRollupsTable;
   session_path_day_rollups: SessionPathRollupsTable;
   visitor_first_rollups: VisitorFirstRollupsTable;
@@ -332,7 +336,7 @@ export interface StatsDatabase {
   hit_rollups: HitRollupsTable;
   session_rollups: SessionRollupsTable;
   session_attribute_rollups: SessionAttributeRollupsTable;
-  /** session_attribute_rollups by UTC day (migration 1766300000000). */
+  /** session_attribute_rollups by the site's local day (migrations 1766300000000, 1766400000000). */
   session_attribute_day_rollups: SessionAttributeRollupsTable;
   site_data_versions: SiteDataVersionsTable;
   hits: HitsTable;

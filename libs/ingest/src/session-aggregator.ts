@@ -216,8 +216,8 @@ export class SessionAggregator {
       });
       await this.goals.apply(em, siteId, before, after);
       await this.events.apply(em, siteId, sessionIds);
-      await this.pageviews.apply(em, siteId, sessionIds, before, after);
-      await this.revenue.apply(em, siteId, sessionIds, before, after);
+      await this.pageviews.apply(em, siteId, sessionIds, before, after, localDay);
+      await this.revenue.apply(em, siteId, sessionIds, before, after, localDay);
       await this.sketches.queue(
         em,
         siteId,

@@ -5,6 +5,7 @@ import {
   SessionBucket,
   SessionBucketRollupDelta,
   sessionBucketRollupDeltas,
+  byDay,
 } from '@app/stats/rollups/session-bucket-rollup';
 import { rollupBucket } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
@@ -25,6 +26,8 @@ export interface BucketSum {
  */
 export interface SessionBucketRollupTable {
   rollup: string;
+  /** The same rows by the site's local day (the day of each 15-minute bucket). */
+  dayRollup: string;
   store: string;
   sums: readonly BucketSum[];
   source(
@@ -59,6 +62,7 @@ export class SessionBucketRollupBuilder {
     sessionIds: readonly string[],
     before: readonly SessionAttributes[],
     after: readonly SessionAttributes[],
+    dayOf: (bucket: Date) => Date,
   ): Promise<void> {
     if (sessionIds.length === 0) return;
     const d = this.sql.dialect;
@@ -95,15 +99,20 @@ export class SessionBucketRollupBuilder {
       { buckets: stored, sessions: before },
       { buckets: [...now.values()], sessions: after },
     );
-    await writeRollupDeltas<SessionBucketRollupDelta>(em, d, siteId, deltas, {
-      table: this.table.rollup,
-      keys: ['dimension', 'bucket', 'value'],
-      sums: sums.map((s) => s.column),
-      identity: ['dimension', 'bucket', 'value'],
-      keyValues: (r) => [r.dimension, r.bucket, r.value],
-      sumValues: (r) => r.sums.map((n, i) => out(n, sums[i].money)),
-      count: { column: sums[0].column, of: (r) => Number(r.sums[0]) },
-    });
+    for (const [table, rows] of [
+      [this.table.rollup, deltas],
+      [this.table.dayRollup, byDay(deltas, dayOf)],
+    ] as const) {
+      await writeRollupDeltas<SessionBucketRollupDelta>(em, d, siteId, rows, {
+        table,
+        keys: ['dimension', 'bucket', 'value'],
+        sums: sums.map((s) => s.column),
+        identity: ['dimension', 'bucket', 'value'],
+        keyValues: (r) => [r.dimension, r.bucket, r.value],
+        sumValues: (r) => r.sums.map((n, i) => out(n, sums[i].money)),
+        count: { column: sums[0].column, of: (r) => Number(r.sums[0]) },
+      });
+    }
     await replaceSessionRows(
       em,
       d,
@@ -120,6 +129,7 @@ export class SessionBucketRollupBuilder {
 /** Pageviews by session attribute (migration 1765700000000). */
 export const PAGEVIEW_ROLLUP: SessionBucketRollupTable = {
   rollup: 'pageview_rollups',
+  dayRollup: 'pageview_day_rollups',
   store: 'session_pageview_buckets',
   sums: [{ column: 'pageviews' }],
   source: (_d, siteId, sessionIds) => ({
@@ -131,6 +141,7 @@ export const PAGEVIEW_ROLLUP: SessionBucketRollupTable = {
 /** Orders and revenue by session attribute (migration 1766000000000). */
 export const ORDER_ATTRIBUTE_ROLLUP: SessionBucketRollupTable = {
   rollup: 'revenue_rollups',
+  dayRollup: 'revenue_day_rollups',
   store: 'session_order_buckets',
   sums: [{ column: 'orders' }, { column: 'revenue', money: true }],
   source: (d, siteId, sessionIds) => ({

@@ -177,7 +177,7 @@ function metricSource(
       const pageviews = decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets });
       if (pageviews.rollupTable === 'pageview_rollups') {
         return {
-          rows: d.builder.selectFrom(sql`${pageviewsByRollup(query, dimension)}`.as('p')) as AnySelect,
+          rows: d.builder.selectFrom(sql`${pageviewsByRollup(query, dimension, buckets)}`.as('p')) as AnySelect,
           time: sql`${col('p', 't')}`,
           value: sql<string>`${col('p', 'value')}`,
           num: sql`${col('p', 'n')}`,
@@ -213,7 +213,7 @@ function metricSource(
       const orders = decideTable(query, 'orders', { metrics: ['revenue'], dimension, buckets });
       if (orders.rollupTable === 'revenue_rollups') {
         return {
-          rows: d.builder.selectFrom(sql`${revenueByRollup(query, dimension)}`.as('p')) as AnySelect,
+          rows: d.builder.selectFrom(sql`${revenueByRollup(query, dimension, buckets)}`.as('p')) as AnySelect,
           time: sql`${col('p', 't')}`,
           value: sql<string>`${col('p', 'value')}`,
           num: sql`${col('p', 'n')}`,

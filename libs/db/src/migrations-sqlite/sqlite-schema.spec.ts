@@ -422,6 +422,13 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  pageview_day_rollups: {
+    columns: ['site_id INTEGER', 'dimension TEXT', 'bucket DATETIME', 'value TEXT', 'pageviews INTEGER'],
+    primaryKey: ['site_id', 'dimension', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_order_buckets: {
     columns: ['site_id INTEGER', 'session_id TEXT', 'bucket DATETIME', 'orders INTEGER', 'revenue INTEGER'],
     primaryKey: ['site_id', 'session_id', 'bucket'],
@@ -430,6 +437,20 @@ const EXPECTED: Record<string, ExpectedTable> = {
     foreignKeys: [],
   },
   revenue_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'dimension TEXT',
+      'bucket DATETIME',
+      'value TEXT',
+      'orders INTEGER',
+      'revenue INTEGER',
+    ],
+    primaryKey: ['site_id', 'dimension', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  revenue_day_rollups: {
     columns: [
       'site_id INTEGER',
       'dimension TEXT',

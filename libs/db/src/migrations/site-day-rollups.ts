@@ -2,8 +2,19 @@ import { localDayStart, nextLocalDayStart } from '@app/stats/date-range';
 import type { QueryRunner } from 'typeorm';
 import { fromStoredDatetime } from '../sqlite/datetimes';
 
-/** The day rollups and the 15-minute rollups they are the sums of, with their columns. */
-const DAY_ROLLUPS = [
+/** A day rollup and the 15-minute rollup it is the sums of, with their columns. */
+export interface DayRollup {
+  day: string;
+  quarter: string;
+  /** Key columns after site_id and bucket. */
+  keys: readonly string[];
+  /** Columns that follow the key (one value per key). */
+  texts: readonly string[];
+  sums: readonly string[];
+}
+
+/** The session day rollups: by UTC day until migration 1766400000000. */
+export const SESSION_DAY_ROLLUPS: readonly DayRollup[] = [
   {
     day: 'session_day_rollups',
     quarter: 'session_rollups',
@@ -25,21 +36,47 @@ const DAY_ROLLUPS = [
     texts: ['channel', 'source', 'country', 'device', 'browser'],
     sums: ['sessions', 'bounces', 'session_pageviews', 'duration_seconds'],
   },
-] as const;
+];
+
+/** The session-bucket day rollups, created by migration 1766400000000. */
+export const SESSION_BUCKET_DAY_ROLLUPS: readonly DayRollup[] = [
+  {
+    day: 'pageview_day_rollups',
+    quarter: 'pageview_rollups',
+    keys: ['dimension', 'value'],
+    texts: [],
+    sums: ['pageviews'],
+  },
+  {
+    day: 'revenue_day_rollups',
+    quarter: 'revenue_rollups',
+    keys: ['dimension', 'value'],
+    texts: [],
+    sums: ['orders', 'revenue'],
+  },
+];
 
 const DAYS_PER_STATEMENT = 500;
 
 /**
- * Re-fills the session day rollups of every site whose time zone is not UTC from their
- * 15-minute rows, by the local days of `zoneOf(site's zone)`: the site's own (up), or UTC
- * (down). Portable SQL (MariaDB and SQLite): the days are computed here, with the same function
- * `aggregate` buckets by (localDayStart), into a temporary table that the sums join.
+ * Re-fills day rollups from their 15-minute rows, by the local days of `zoneOf(site's zone)`:
+ * the site's own (up), or UTC (down); for every site, or only those whose zone is not UTC (their
+ * UTC-day rows are already their site-day rows). Portable SQL (MariaDB and SQLite): the days are
+ * computed here, with the function `aggregate` buckets by (localDayStart), into a temporary
+ * table that the sums join.
  */
-export async function refillDayRollups(q: QueryRunner, zoneOf: (siteZone: string) => string): Promise<void> {
+export async function refillDayRollups(
+  q: QueryRunner,
+  zoneOf: (siteZone: string) => string,
+  rollups: readonly DayRollup[] = SESSION_DAY_ROLLUPS,
+  sitesIn: 'every zone' | 'zones other than UTC' = 'zones other than UTC',
+): Promise<void> {
+  // Each site's span of 15-minute rows in these rollups: its days cover every row.
   const spans = (await q.query(
     `SELECT s.id AS site_id, s.timezone AS timezone, MIN(r.bucket) AS first, MAX(r.bucket) AS last
-     FROM sites s JOIN session_rollups r ON r.site_id = s.id
-     WHERE s.timezone <> 'UTC' GROUP BY s.id, s.timezone`,
+     FROM sites s JOIN (${rollups.map((t) => `SELECT site_id, bucket FROM ${t.quarter}`).join(' UNION ALL ')}) r
+       ON r.site_id = s.id
+     ${sitesIn === 'every zone' ? '' : "WHERE s.timezone <> 'UTC'"} GROUP BY s.id, s.timezone`,
   )) as Array<{ site_id: number; timezone: string; first: Date | string; last: Date | string }>;
   if (spans.length === 0) return;
   await q.query(
@@ -64,7 +101,7 @@ export async function refillDayRollups(q: QueryRunner, zoneOf: (siteZone: string
       }
     }
     const sites = spans.map((s) => Number(s.site_id));
-    for (const t of DAY_ROLLUPS) {
+    for (const t of rollups) {
       await q.query(`DELETE FROM ${t.day} WHERE site_id IN (${sites.map(() => '?').join(', ')})`, sites);
       const keys = t.keys.map((k) => `r.${k}`);
       await q.query(

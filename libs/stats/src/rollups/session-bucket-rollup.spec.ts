@@ -1,4 +1,5 @@
-import { SessionBucket, sessionBucketRollupDeltas } from './session-bucket-rollup';
+import { localDayBucket } from './session-rollup';
+import { byDay, SessionBucket, sessionBucketRollupDeltas } from './session-bucket-rollup';
 
 const at = (hhmm: string) => new Date(`2026-03-01T${hhmm}:00Z`);
 const attrs = (session_id: string, country: string) => ({
@@ -67,5 +68,30 @@ describe('sessionBucketRollupDeltas', () => {
         { buckets: [bucket('b', '10:00', 1, 1)], sessions: [] },
       ),
     ).toEqual([]);
+  });
+});
+
+describe('byDay', () => {
+  it('adds the 15-minute changes of a site day into one, and drops the days they cancel out in', () => {
+    const dayOf = localDayBucket('America/New_York');
+    const change = (bucket: string, value: string, ...sums: bigint[]) => ({
+      dimension: 'country' as const,
+      bucket: new Date(bucket),
+      value,
+      sums,
+    });
+    expect(
+      byDay(
+        [
+          // 2026-03-01 in New York: from 05:00 UTC to 05:00 UTC the next day.
+          change('2026-03-01T05:00:00Z', 'DE', 2n, 150n),
+          change('2026-03-02T04:45:00Z', 'DE', 1n, 25n),
+          change('2026-03-02T05:00:00Z', 'DE', 1n, 1n),
+          change('2026-03-01T12:00:00Z', 'FR', 1n, 10n),
+          change('2026-03-01T13:00:00Z', 'FR', -1n, -10n),
+        ],
+        dayOf,
+      ),
+    ).toEqual([change('2026-03-01T05:00:00Z', 'DE', 3n, 175n), change('2026-03-02T05:00:00Z', 'DE', 1n, 1n)]);
   });
 });

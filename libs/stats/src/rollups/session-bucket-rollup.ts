@@ -55,3 +55,22 @@ export function sessionBucketRollupDeltas(
   add(after, 1n);
   return [...deltas.values()].filter((d) => d.sums.some((n) => n !== 0n));
 }
+
+/**
+ * The same changes by day: each 15-minute bucket's change added to its day's (`dayOf`, the
+ * site's local day, which holds whole 15-minute buckets), rows left with no change dropped.
+ */
+export function byDay(
+  deltas: readonly SessionBucketRollupDelta[],
+  dayOf: (bucket: Date) => Date,
+): SessionBucketRollupDelta[] {
+  const days = new Map<string, SessionBucketRollupDelta>();
+  for (const delta of deltas) {
+    const bucket = dayOf(delta.bucket);
+    const key = `${delta.dimension}\u0000${bucket.getTime()}\u0000${delta.value}`;
+    const day = days.get(key) ?? { ...delta, bucket, sums: delta.sums.map(() => 0n) };
+    delta.sums.forEach((n, i) => (day.sums[i] += n));
+    days.set(key, day);
+  }
+  return [...days.values()].filter((d) => d.sums.some((n) => n !== 0n));
+}

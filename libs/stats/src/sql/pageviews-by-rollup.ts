@@ -7,6 +7,8 @@ import { andAlso, sessionSelected } from './session-filter';
 import { joinPageviewSession } from './pageviews-by-session';
 import { where } from './where';
 import { tableWithIndexMarker } from '@app/db/dialect';
+import type { Bucket } from '../date-range';
+import { rollupParts } from '../rollups/day-split';
 
 /**
  * A rollup of rows stamped with their own ts under their session's attributes
@@ -14,6 +16,8 @@ import { tableWithIndexMarker } from '@app/db/dialect';
  */
 interface SessionBucketRollupRead {
   rollup: 'pageview_rollups' | 'revenue_rollups';
+  /** The same by the site's day (docs/decisions/rollups.md, "Day rows by the site's day"). */
+  dayRollup: 'pageview_day_rollups' | 'revenue_day_rollups';
   store: 'session_pageview_buckets' | 'session_order_buckets';
   /** The summed column read, in the rollup and the store. */
   column: string;
@@ -37,13 +41,19 @@ function bySessionBucketRollup(
   query: StatsQuery,
   dimension: SessionAttribute,
   r: SessionBucketRollupRead,
+  buckets?: readonly Bucket[],
 ): RawBuilder<unknown> {
   const site = query.site.id;
   const { startUtc, endUtc } = query.range;
   const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}`;
+  // Whole site days from the day rows where no report bucket starts inside one.
+  const rolledUp = rollupParts(query, r.rollup, r.dayRollup, { buckets }).map(
+    (part) =>
+      sql`SELECT r.bucket AS t, r.value AS value, ${sql.ref(`r.${r.column}`)} AS n FROM ${sql.table(part.table)} r
+    WHERE ${where.sessionRollups(part.query, dimension, 'r')}`,
+  );
   return sql`(
-    SELECT r.bucket AS t, r.value AS value, ${sql.ref(`r.${r.column}`)} AS n FROM ${sql.table(r.rollup)} r
-    WHERE ${where.sessionRollups(query, dimension, 'r')}
+    ${sql.join(rolledUp, sql` UNION ALL `)}
     UNION ALL
     SELECT h.ts, ${attributeOrMissing(dimension, col('ps', dimension))}, ${r.value} FROM ${r.rows}
     ${joinPageviewSession(query)}
@@ -56,28 +66,48 @@ function bySessionBucketRollup(
 }
 
 /** The query's pageviews by one session attribute from pageview_rollups (bySessionBucketRollup). */
-export function pageviewsByRollup(query: StatsQuery, dimension: SessionAttribute): RawBuilder<unknown> {
-  return bySessionBucketRollup(query, dimension, {
-    rollup: 'pageview_rollups',
-    store: 'session_pageview_buckets',
-    column: 'pageviews',
-    rows: sql`${hitsOfSession('h')}`,
-    only: sql` AND h.type = 'pageview'`,
-    value: sql`1`,
-  });
+export function pageviewsByRollup(
+  query: StatsQuery,
+  dimension: SessionAttribute,
+  buckets?: readonly Bucket[],
+): RawBuilder<unknown> {
+  return bySessionBucketRollup(
+    query,
+    dimension,
+    {
+      rollup: 'pageview_rollups',
+      dayRollup: 'pageview_day_rollups',
+      store: 'session_pageview_buckets',
+      column: 'pageviews',
+      rows: sql`${hitsOfSession('h')}`,
+      only: sql` AND h.type = 'pageview'`,
+      value: sql`1`,
+    },
+    buckets,
+  );
 }
 
 /**
  * The query's order revenue by one session attribute from revenue_rollups
  * (bySessionBucketRollup): `n` is revenue in the stored form (exact; cents on SQLite).
  */
-export function revenueByRollup(query: StatsQuery, dimension: SessionAttribute): RawBuilder<unknown> {
-  return bySessionBucketRollup(query, dimension, {
-    rollup: 'revenue_rollups',
-    store: 'session_order_buckets',
-    column: 'revenue',
-    rows: sql.raw(tableWithIndexMarker('orders', 'h', 'ix_orders_site_session')),
-    only: sql``,
-    value: sql`h.revenue`,
-  });
+export function revenueByRollup(
+  query: StatsQuery,
+  dimension: SessionAttribute,
+  buckets?: readonly Bucket[],
+): RawBuilder<unknown> {
+  return bySessionBucketRollup(
+    query,
+    dimension,
+    {
+      rollup: 'revenue_rollups',
+      dayRollup: 'revenue_day_rollups',
+      store: 'session_order_buckets',
+      column: 'revenue',
+      rows: sql.raw(tableWithIndexMarker('orders', 'h', 'ix_orders_site_session')),
+      only: sql``,
+      value: sql`h.revenue`,
+    },
+    buckets,
+  );
 }
