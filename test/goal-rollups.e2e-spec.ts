@@ -197,12 +197,15 @@ describe('Conversion rollups', () => {
       await bump(-1000);
     }
     expect(await conversions()).toEqual(expected());
-    // So does breakdown conv_rate, from converted_rollups.
-    const bumpConverted = (n: number) =>
-      env.ds.query(
-        "UPDATE converted_rollups SET sessions = sessions + ? WHERE site_id = ? AND dimension IN ('channel', 'country')",
-        [n, site.id],
-      );
+    // So does breakdown conv_rate, from converted_rollups (by local day of the site: its day rows).
+    const bumpConverted = async (n: number) => {
+      for (const table of ['converted_rollups', 'converted_day_rollups']) {
+        await env.ds.query(
+          `UPDATE ${table} SET sessions = sessions + ? WHERE site_id = ? AND dimension IN ('channel', 'country')`,
+          [n, site.id],
+        );
+      }
+    };
     await bumpConverted(1);
     try {
       expect((await conversions()).converted_sessions).toBeGreaterThan(expected().converted_sessions);

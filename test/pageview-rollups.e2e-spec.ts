@@ -120,6 +120,7 @@ describe('Pageview rollups', () => {
   });
 
   it('reads the rollup: a row changed by hand shows in the breakdown', async () => {
+    // Local days of the site: its day rows (docs/decisions/rollups.md, "Day rows by the site's day").
     const params = { ...RANGES[0], ...BREAKDOWN, interval: 'day' };
     const total = async () =>
       ((await get('/analytics/breakdown-timeseries', params)).data.series as Array<{ total: number }>).reduce(
@@ -129,11 +130,11 @@ describe('Pageview rollups', () => {
     const before = await total();
     const bump = (n: number) =>
       env.ds.query(
-        "UPDATE pageview_rollups SET pageviews = pageviews + ? WHERE site_id = ? AND dimension = 'country' AND value = 'DE'",
+        "UPDATE pageview_day_rollups SET pageviews = pageviews + ? WHERE site_id = ? AND dimension = 'country' AND value = 'DE'",
         [n, site.id],
       );
     const [{ n }] = await env.ds.query<Array<{ n: number | string }>>(
-      "SELECT COUNT(*) AS n FROM pageview_rollups WHERE site_id = ? AND dimension = 'country' AND value = 'DE' AND bucket >= ? AND bucket < ?",
+      "SELECT COUNT(*) AS n FROM pageview_day_rollups WHERE site_id = ? AND dimension = 'country' AND value = 'DE' AND bucket >= ? AND bucket < ?",
       [site.id, new Date('2026-02-28T18:15:00Z'), new Date('2026-03-31T18:15:00Z')],
     );
     await bump(1);

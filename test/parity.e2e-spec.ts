@@ -8,7 +8,11 @@ import { OverviewService } from '../apps/api/src/analytics/overview.service';
 import { ConversionsService } from '../apps/api/src/conversions/conversions.service';
 import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
 import { EventsService } from '../apps/api/src/events/events.service';
-import { refillDayRollups, SESSION_BUCKET_DAY_ROLLUPS } from '../libs/db/src/migrations/site-day-rollups';
+import {
+  CONVERTED_DAY_ROLLUP,
+  refillDayRollups,
+  SESSION_BUCKET_DAY_ROLLUPS,
+} from '@app/stats/rollups/day-refill';
 import { event, pageview, purchase } from './support/hits';
 import { random } from './support/random';
 import { TestEnv } from './support/test-env';
@@ -264,6 +268,7 @@ describe('Rollup path = raw path (parity)', () => {
       session_attribute_day_rollups: 'attributes_hash',
       pageview_day_rollups: 'dimension, value',
       revenue_day_rollups: 'dimension, value',
+      converted_day_rollups: 'dimension, value',
     };
     const dayRows = async () => {
       const rows: Record<string, unknown> = {};
@@ -275,14 +280,21 @@ describe('Rollup path = raw path (parity)', () => {
     const kept = await dayRows();
     expect(Object.values(kept).every((rows) => (rows as unknown[]).length > 0)).toBe(true);
     const runner = env.ds.createQueryRunner();
+    const refill = async (zoneOf: (siteZone: string) => string) => {
+      await refillDayRollups(runner, { dialect: env.dialect, zoneOf });
+      await refillDayRollups(runner, {
+        dialect: env.dialect,
+        zoneOf,
+        rollups: [...SESSION_BUCKET_DAY_ROLLUPS, CONVERTED_DAY_ROLLUP],
+        sites: 'every site',
+      });
+    };
     try {
-      await refillDayRollups(runner, () => 'UTC');
-      await refillDayRollups(runner, () => 'UTC', SESSION_BUCKET_DAY_ROLLUPS, 'every zone');
+      await refill(() => 'UTC');
       // New York's, Kathmandu's and Berlin's rows moved to UTC days.
       const utcDays = await dayRows();
       for (const table of Object.keys(DAY_ROLLUP_KEYS)) expect(utcDays[table]).not.toEqual(kept[table]);
-      await refillDayRollups(runner, (siteZone) => siteZone);
-      await refillDayRollups(runner, (siteZone) => siteZone, SESSION_BUCKET_DAY_ROLLUPS, 'every zone');
+      await refill((siteZone) => siteZone);
     } finally {
       await runner.release();
     }

@@ -129,12 +129,13 @@ describe('Revenue rollups', () => {
   });
 
   it('reads the rollup: a row changed by hand shows in the breakdown', async () => {
+    // Local days of the site: its day rows (docs/decisions/rollups.md, "Day rows by the site's day").
     const params = { ...RANGES[0], ...BREAKDOWN, interval: 'day' };
     const total = async () => (await get(params)).data.series.reduce((sum, s) => sum + s.total, 0);
     const before = await total();
     const bump = (n: number) =>
       env.ds.query(
-        `UPDATE revenue_rollups SET revenue = revenue + ? WHERE site_id = ? AND dimension = 'country' AND value = 'DE' AND bucket = (SELECT MIN(bucket) FROM revenue_rollups WHERE site_id = ? AND dimension = 'country' AND value = 'DE' AND bucket >= ?)`,
+        `UPDATE revenue_day_rollups SET revenue = revenue + ? WHERE site_id = ? AND dimension = 'country' AND value = 'DE' AND bucket = (SELECT MIN(bucket) FROM revenue_day_rollups WHERE site_id = ? AND dimension = 'country' AND value = 'DE' AND bucket >= ?)`,
         [env.dialect.decimalIn(n, 2), site.id, site.id, new Date('2026-03-02T00:00:00Z')],
       );
     await bump(1);

@@ -80,7 +80,7 @@ FROM
           0 AS num,
           r.sessions AS den
         FROM
-          session_rollups r
+          `session_day_rollups` r
         WHERE
           (
             `r`.`site_id` = ?
@@ -95,7 +95,7 @@ FROM
           c.sessions,
           0
         FROM
-          converted_rollups c
+          `converted_day_rollups` c
         WHERE
           (
             `c`.`site_id` = ?

@@ -324,6 +324,8 @@ export interface StatsDatabase {
   session_goals: SessionGoalsTable;
   goal_rollups: GoalRollupsTable;
   converted_rollups: ConvertedRollupsTable;
+  /** converted_rollups by the site's local day (migration 1766400000000). */
+  converted_day_rollups: ConvertedRollupsTable;
   rolled_up_goals: RolledUpGoalsTable;
   /** session_rollups and session_path_rollups by the site's local day (migrations 1765400000000, 1766400000000). */
   session_day_rollups: SessionRollupsTable;

@@ -7,6 +7,8 @@ import {
   GoalRollupDelta,
   GoalSession,
 } from '@app/stats/rollups/goal-rollup';
+import { CONVERTED_DAY_ROLLUP, refillDayRollups } from '@app/stats/rollups/day-refill';
+import { byDay } from '@app/stats/rollups/session-bucket-rollup';
 import type { RolledUpSession } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
@@ -38,7 +40,8 @@ const toGoal = (g: GoalRow): GoalDefinition => ({
  * - `reconcile`, at the start of every `aggregate`: a site whose goals differ from the ones its
  *   rollups hold (a goal created, or deleted) gets `session_goals` of the new goals from their
  *   matching hits (through the step index), loses those of deleted goals, and has its
- *   `goal_rollups` and `converted_rollups` rebuilt from them. Until then its reports count
+ *   `goal_rollups` and `converted_rollups` rebuilt from them (and `converted_day_rollups` from
+ *   those, by the site's day). Until then its reports count
  *   conversions from the raw tables.
  * - `apply`, in each chunk's transaction: the re-derived sessions' old goals and attributes
  *   subtracted, their goals recomputed from all their hits and added.
@@ -121,6 +124,7 @@ export class GoalRollupBuilder {
         [siteId, siteId],
       );
     }
+    await refillDayRollups(em, { dialect: d, rollups: [CONVERTED_DAY_ROLLUP], sites: { id: siteId } });
     await em.query('DELETE FROM rolled_up_goals WHERE site_id = ?', [siteId]);
     const ids = [...current];
     for (let i = 0; i < ids.length; i += ROLLUP_WRITE_ROWS) {
@@ -141,6 +145,7 @@ export class GoalRollupBuilder {
     siteId: number,
     before: ReadonlyArray<RolledUpSession & { session_id: string }>,
     after: ReadonlyArray<RolledUpSession & { session_id: string }>,
+    dayOf: (bucket: Date) => Date,
   ): Promise<void> {
     const d = this.sql.dialect;
     const goals = (
@@ -184,15 +189,24 @@ export class GoalRollupBuilder {
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });
-    await writeRollupDeltas<ConvertedRollupDelta>(em, d, siteId, deltas.converted, {
-      table: 'converted_rollups',
-      keys: ['dimension', 'bucket', 'value'],
-      sums: ['sessions'],
-      identity: ['dimension', 'bucket', 'value'],
-      keyValues: (r) => [r.dimension, r.bucket, r.value],
-      sumValues: (r) => [r.sessions],
-      count: SESSIONS_COUNT,
-    });
+    const convertedByDay = byDay(
+      deltas.converted.map((r) => ({ ...r, sums: [BigInt(r.sessions)] })),
+      dayOf,
+    ).map((r) => ({ ...r, sessions: Number(r.sums[0]) }));
+    for (const [table, rows] of [
+      ['converted_rollups', deltas.converted],
+      ['converted_day_rollups', convertedByDay],
+    ] as const) {
+      await writeRollupDeltas<ConvertedRollupDelta>(em, d, siteId, rows, {
+        table,
+        keys: ['dimension', 'bucket', 'value'],
+        sums: ['sessions'],
+        identity: ['dimension', 'bucket', 'value'],
+        keyValues: (r) => [r.dimension, r.bucket, r.value],
+        sumValues: (r) => [r.sessions],
+        count: SESSIONS_COUNT,
+      });
+    }
     await replaceSessionRows(
       em,
       d,

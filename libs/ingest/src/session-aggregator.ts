@@ -214,7 +214,7 @@ export class SessionAggregator {
         sumValues: (r) => [r.sessions],
         count: SESSIONS_COUNT,
       });
-      await this.goals.apply(em, siteId, before, after);
+      await this.goals.apply(em, siteId, before, after, localDay);
       await this.events.apply(em, siteId, sessionIds);
       await this.pageviews.apply(em, siteId, sessionIds, before, after, localDay);
       await this.revenue.apply(em, siteId, sessionIds, before, after, localDay);

@@ -150,12 +150,17 @@ function metricSource(
       if (conversionRollupsMayAnswer(query, request.goalsRolledUp ?? false, buckets)) {
         // Sessions from the session rollup, converted ones from converted_rollups (the same
         // key), and the change the queued sessions bring: one row set, summed per group.
+        // Whole site days from the day rows where no report bucket starts inside one.
+        const sessions = rollupParts(query, 'session_rollups', 'session_day_rollups', { buckets }).map(
+          (part) => sql`SELECT r.bucket AS t, r.value AS value, 0 AS num, r.sessions AS den
+          FROM ${sql.table(part.table)} r WHERE ${where.sessionRollups(part.query, dimension, 'r')}`,
+        );
+        const converted = rollupParts(query, 'converted_rollups', 'converted_day_rollups', { buckets }).map(
+          (part) => sql`SELECT c.bucket, c.value, c.sessions, 0
+          FROM ${sql.table(part.table)} c WHERE ${where.sessionRollups(part.query, dimension, 'c')}`,
+        );
         const rows = sql`(
-          SELECT r.bucket AS t, r.value AS value, 0 AS num, r.sessions AS den FROM session_rollups r
-          WHERE ${where.sessionRollups(query, dimension, 'r')}
-          UNION ALL
-          SELECT c.bucket, c.value, c.sessions, 0 FROM converted_rollups c
-          WHERE ${where.sessionRollups(query, dimension, 'c')}
+          ${sql.join([...sessions, ...converted], sql` UNION ALL `)}
           UNION ALL
           SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${conversionTail(query, goals, { perGoal: false })}) x
         )`;
@@ -177,7 +182,9 @@ function metricSource(
       const pageviews = decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets });
       if (pageviews.rollupTable === 'pageview_rollups') {
         return {
-          rows: d.builder.selectFrom(sql`${pageviewsByRollup(query, dimension, buckets)}`.as('p')) as AnySelect,
+          rows: d.builder.selectFrom(
+            sql`${pageviewsByRollup(query, dimension, buckets)}`.as('p'),
+          ) as AnySelect,
           time: sql`${col('p', 't')}`,
           value: sql<string>`${col('p', 'value')}`,
           num: sql`${col('p', 'n')}`,

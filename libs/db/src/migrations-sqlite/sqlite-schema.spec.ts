@@ -387,6 +387,13 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  converted_day_rollups: {
+    columns: ['site_id INTEGER', 'dimension TEXT', 'bucket DATETIME', 'value TEXT', 'sessions INTEGER'],
+    primaryKey: ['site_id', 'dimension', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   rolled_up_goals: {
     columns: ['site_id INTEGER', 'goal_id INTEGER'],
     primaryKey: ['site_id', 'goal_id'],

@@ -1,6 +1,11 @@
-import { localDayStart, nextLocalDayStart } from '@app/stats/date-range';
-import type { QueryRunner } from 'typeorm';
-import { fromStoredDatetime } from '../sqlite/datetimes';
+import type { SqlDialect } from '@app/db/dialect';
+import { fromStoredDatetime } from '@app/db/sqlite/datetimes';
+import { localDayStart, nextLocalDayStart } from '../date-range';
+
+/** A QueryRunner (migrations) or an EntityManager (aggregate, in its transaction). */
+export interface Queryable {
+  query(sql: string, parameters?: unknown[]): Promise<unknown>;
+}
 
 /** A day rollup and the 15-minute rollup it is the sums of, with their columns. */
 export interface DayRollup {
@@ -56,28 +61,57 @@ export const SESSION_BUCKET_DAY_ROLLUPS: readonly DayRollup[] = [
   },
 ];
 
+/** Converted sessions by attribute by the site's day, created by migration 1766400000000. */
+export const CONVERTED_DAY_ROLLUP: DayRollup = {
+  day: 'converted_day_rollups',
+  quarter: 'converted_rollups',
+  keys: ['dimension', 'value'],
+  texts: [],
+  sums: ['sessions'],
+};
+
 const DAYS_PER_STATEMENT = 500;
 
 /**
  * Re-fills day rollups from their 15-minute rows, by the local days of `zoneOf(site's zone)`:
- * the site's own (up), or UTC (down); for every site, or only those whose zone is not UTC (their
- * UTC-day rows are already their site-day rows). Portable SQL (MariaDB and SQLite): the days are
+ * the site's own, or UTC (the down of migration 1766400000000); for every site, one site (a
+ * rollup rebuilt in SQL by `aggregate`), or only the sites whose zone is not UTC (their UTC-day
+ * rows are already their site-day rows). Portable SQL (MariaDB and SQLite): the days are
  * computed here, with the function `aggregate` buckets by (localDayStart), into a temporary
  * table that the sums join.
  */
 export async function refillDayRollups(
-  q: QueryRunner,
-  zoneOf: (siteZone: string) => string,
-  rollups: readonly DayRollup[] = SESSION_DAY_ROLLUPS,
-  sitesIn: 'every zone' | 'zones other than UTC' = 'zones other than UTC',
+  q: Queryable,
+  {
+    dialect,
+    zoneOf = (siteZone) => siteZone,
+    rollups = SESSION_DAY_ROLLUPS,
+    sites = 'sites not in UTC',
+  }: {
+    dialect: SqlDialect;
+    zoneOf?: (siteZone: string) => string;
+    rollups?: readonly DayRollup[];
+    sites?: 'every site' | 'sites not in UTC' | { id: number };
+  },
 ): Promise<void> {
+  const which =
+    sites === 'every site'
+      ? ''
+      : sites === 'sites not in UTC'
+        ? "WHERE s.timezone <> 'UTC'"
+        : 'WHERE s.id = ?';
   // Each site's span of 15-minute rows in these rollups: its days cover every row.
   const spans = (await q.query(
     `SELECT s.id AS site_id, s.timezone AS timezone, MIN(r.bucket) AS first, MAX(r.bucket) AS last
      FROM sites s JOIN (${rollups.map((t) => `SELECT site_id, bucket FROM ${t.quarter}`).join(' UNION ALL ')}) r
        ON r.site_id = s.id
-     ${sitesIn === 'every zone' ? '' : "WHERE s.timezone <> 'UTC'"} GROUP BY s.id, s.timezone`,
+     ${which} GROUP BY s.id, s.timezone`,
+    typeof sites === 'object' ? [sites.id] : [],
   )) as Array<{ site_id: number; timezone: string; first: Date | string; last: Date | string }>;
+  if (typeof sites === 'object') {
+    // A site with no rows left keeps no day rows either.
+    for (const t of rollups) await q.query(`DELETE FROM ${t.day} WHERE site_id = ?`, [sites.id]);
+  }
   if (spans.length === 0) return;
   await q.query(
     'CREATE TEMPORARY TABLE site_days (site_id INT NOT NULL, day_start DATETIME NOT NULL, day_end DATETIME NOT NULL, PRIMARY KEY (site_id, day_start))',
@@ -100,9 +134,9 @@ export async function refillDayRollups(
         );
       }
     }
-    const sites = spans.map((s) => Number(s.site_id));
+    const siteIds = spans.map((span) => Number(span.site_id));
     for (const t of rollups) {
-      await q.query(`DELETE FROM ${t.day} WHERE site_id IN (${sites.map(() => '?').join(', ')})`, sites);
+      await q.query(`DELETE FROM ${t.day} WHERE site_id IN (${siteIds.map(() => '?').join(', ')})`, siteIds);
       const keys = t.keys.map((k) => `r.${k}`);
       await q.query(
         `INSERT INTO ${t.day} (site_id, bucket, ${[...t.keys, ...t.texts, ...t.sums].join(', ')})
@@ -113,7 +147,8 @@ export async function refillDayRollups(
       );
     }
   } finally {
-    await q.query('DROP TABLE site_days');
+    // TEMPORARY: a plain DROP TABLE would commit aggregate's transaction on MariaDB.
+    await q.query(dialect.name === 'sqlite' ? 'DROP TABLE temp.site_days' : 'DROP TEMPORARY TABLE site_days');
   }
 }
 
