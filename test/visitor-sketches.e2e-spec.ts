@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { SiteContext, StatsQueryParser } from '@app/stats';
+import { localDayStart, SiteContext, StatsQueryParser } from '@app/stats';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '@app/stats/definitions';
 import { DAY_MS, dayOf, hourOf, VisitorSketch } from '@app/stats/rollups/visitor-sketch';
 import request from 'supertest';
@@ -166,7 +166,7 @@ describe('Visitor sketches', () => {
     expect(Object.fromEntries(rolled.map((r) => [new Date(r.bucket).getTime(), Number(r.visitors)]))).toEqual(
       Object.fromEntries(byQuarter),
     );
-    // And the day rollups: the 15-minute rows summed by UTC day, row for row.
+    // And the day rollups: the 15-minute rows summed by the site's local day, row for row.
     const byDay = async (table: string, key: string, sums: string[]) => {
       const found: Array<Record<string, unknown>> = await env.ds.query(
         `SELECT bucket, ${table.includes('attribute') ? "'all' AS dimension" : 'dimension'}, ${key}, ${sums.join(', ')} FROM ${table} WHERE site_id = ?`,
@@ -174,9 +174,7 @@ describe('Visitor sketches', () => {
       );
       const totals = new Map<string, number[]>();
       for (const row of found) {
-        const day = new Date(
-          Math.floor(new Date(row.bucket as Date).getTime() / DAY_MS) * DAY_MS,
-        ).toISOString();
+        const day = localDayStart(new Date(row.bucket as Date), site.timezone).toISOString();
         const id = `${day} ${String(row.dimension)} ${Buffer.isBuffer(row[key]) ? row[key].toString('hex') : String(row[key])}`;
         const t = totals.get(id) ?? sums.map(() => 0);
         sums.forEach((column, i) => (t[i] += Number(row[column])));
@@ -193,6 +191,9 @@ describe('Visitor sketches', () => {
     );
     expect(await byDay('session_attribute_day_rollups', 'attributes_hash', sums)).toEqual(
       await byDay('session_attribute_rollups', 'attributes_hash', sums),
+    );
+    expect(await byDay('pageview_day_rollups', 'value', ['pageviews'])).toEqual(
+      await byDay('pageview_rollups', 'value', ['pageviews']),
     );
   }
 
