@@ -34,7 +34,8 @@ export class ReportCache implements OnApplicationShutdown {
     }
   }
 
-  async get(key: string): Promise<unknown> {
+  /** The cached answer's JSON text. */
+  async get(key: string): Promise<string | undefined> {
     const value = this.store ? await this.store.get(key) : undefined;
     if (value === undefined) this.misses++;
     else this.hits++;
@@ -46,8 +47,8 @@ export class ReportCache implements OnApplicationShutdown {
     return { hits: this.hits, misses: this.misses };
   }
 
-  set(key: string, value: unknown): Promise<void> {
-    return this.store ? this.store.set(key, value) : Promise.resolve();
+  set(key: string, json: string): Promise<void> {
+    return this.store ? this.store.set(key, json) : Promise.resolve();
   }
 
   onApplicationShutdown(): void {

@@ -2,31 +2,33 @@ import { Logger, OnApplicationShutdown } from '@nestjs/common';
 import type Redis from 'ioredis';
 import { LRUCache } from 'lru-cache';
 
-/** Cached report bodies by key. Misses and store faults look alike: the report is computed. */
+/**
+ * Cached report bodies by key, as the JSON text that is sent: a hit is answered without parsing
+ * and serialising the report again. Misses and store faults look alike: the report is computed.
+ */
 export interface ReportCacheStore {
-  get(key: string): Promise<unknown>;
-  set(key: string, value: unknown): Promise<void>;
+  get(key: string): Promise<string | undefined>;
+  set(key: string, json: string): Promise<void>;
 }
 
 /** One process's cache, bounded by the JSON size of what it holds; least recently used goes first. */
 export class MemoryReportCacheStore implements ReportCacheStore {
-  private readonly entries: LRUCache<string, { json: string }>;
+  private readonly entries: LRUCache<string, string>;
 
   constructor(maxBytes: number, ttlMs: number) {
     this.entries = new LRUCache({
       maxSize: maxBytes,
-      sizeCalculation: (v) => v.json.length || 1,
+      sizeCalculation: (json) => json.length || 1,
       ttl: ttlMs,
     });
   }
 
-  get(key: string): Promise<unknown> {
-    const hit = this.entries.get(key);
-    return Promise.resolve(hit ? JSON.parse(hit.json) : undefined);
+  get(key: string): Promise<string | undefined> {
+    return Promise.resolve(this.entries.get(key));
   }
 
-  set(key: string, value: unknown): Promise<void> {
-    this.entries.set(key, { json: JSON.stringify(value) });
+  set(key: string, json: string): Promise<void> {
+    this.entries.set(key, json);
     return Promise.resolve();
   }
 }
@@ -48,17 +50,15 @@ export class RedisReportCacheStore implements ReportCacheStore, OnApplicationShu
     redis.on('error', (e: Error) => this.logger.debug(`report cache: ${e.message}`));
   }
 
-  async get(key: string): Promise<unknown> {
+  async get(key: string): Promise<string | undefined> {
     try {
-      const json = await this.redis.get(this.prefix + key);
-      return json === null ? undefined : JSON.parse(json);
+      return (await this.redis.get(this.prefix + key)) ?? undefined;
     } catch {
       return undefined;
     }
   }
 
-  async set(key: string, value: unknown): Promise<void> {
-    const json = JSON.stringify(value);
+  async set(key: string, json: string): Promise<void> {
     if (json.length > this.maxEntryBytes) return;
     try {
       await this.redis.set(this.prefix + key, json, 'PX', this.ttlMs);
