@@ -4,6 +4,7 @@ import {
   comparisonRange,
   isValidTimeZone,
   localDate,
+  todayIn,
   offsetSegments,
   RangeError400,
   ReportRange,
@@ -481,5 +482,32 @@ describe(localDate.name, () => {
     // 2026-01-09T19:00Z is 00:30 on 2026-01-10 in Kolkata (UTC+5:30).
     expect(localDate(new Date('2026-01-09T19:00:00Z'), 'Asia/Kolkata')).toBe('2026-01-10');
     expect(localDate(new Date('2026-01-09T19:00:00Z'), 'UTC')).toBe('2026-01-09');
+  });
+});
+
+describe(todayIn.name, () => {
+  const at = (iso: string) => new Date(iso).getTime();
+
+  it('agrees with localDate at every instant around midnight, across a DST change and back in time', () => {
+    const zones = ['America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'UTC'];
+    // Minute by minute over the night of the US change to DST (2026-03-08), then backwards.
+    const instants: number[] = [];
+    for (let t = at('2026-03-07T22:00:00Z'); t < at('2026-03-09T08:00:00Z'); t += 60_000) instants.push(t);
+    for (const zone of zones) {
+      for (const t of [...instants, ...[...instants].reverse()]) {
+        expect(todayIn(zone, t)).toBe(localDate(new Date(t), zone));
+      }
+    }
+  });
+
+  it('turns at local midnight exactly', () => {
+    // Midnight of 2026-01-10 in Kolkata is 2026-01-09T18:30Z.
+    expect(todayIn('Asia/Kolkata', at('2026-01-09T18:29:59.999Z'))).toBe('2026-01-09');
+    expect(todayIn('Asia/Kolkata', at('2026-01-09T18:30:00.000Z'))).toBe('2026-01-10');
+    expect(todayIn('Asia/Kolkata', at('2026-01-09T18:29:59.999Z'))).toBe('2026-01-09');
+  });
+
+  it('refuses an unknown zone as localDate does', () => {
+    expect(() => todayIn('Mars/Olympus_Mons')).toThrow(RangeError400);
   });
 });

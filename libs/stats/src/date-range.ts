@@ -210,6 +210,31 @@ export function localDate(instant: Date, zone: string): string {
   return date;
 }
 
+/** Per zone: its current calendar day and the instants it spans, [fromMs, untilMs). */
+const TODAY = new Map<string, { date: string; fromMs: number; untilMs: number }>();
+
+/**
+ * `localDate(now, zone)`, worked out once per zone and calendar day: every cached report request
+ * needs its site's "today", and going through the zone's rules each time cost more than the
+ * rest of the cache key (2 % of a cache hit's CPU). A day is kept only for the instants it spans,
+ * so the answer is the same as localDate's at any time (midnight, a clock set back); a day with
+ * an offset change in it (DST) is not kept at all.
+ */
+export function todayIn(zone: string, nowMs = Date.now()): string {
+  const known = TODAY.get(zone);
+  if (known && nowMs >= known.fromMs && nowMs < known.untilMs) return known.date;
+  const local = DateTime.fromMillis(nowMs, { zone: ianaZone(zone) });
+  const date = local.toISODate();
+  if (date === null) throw new Error(`cannot express ${nowMs} as a date in ${zone}`);
+  const start = local.startOf('day');
+  const end = local.endOf('day');
+  if (start.offset === end.offset) {
+    if (TODAY.size >= VALID_ZONES_MAX) TODAY.clear();
+    TODAY.set(zone, { date, fromMs: start.toMillis(), untilMs: end.toMillis() + 1 });
+  }
+  return date;
+}
+
 function ianaZone(zone: string): IANAZone {
   if (!isValidTimeZone(zone)) {
     throw new RangeError400('timezone', `timezone '${zone}' is not a known IANA time zone`);
