@@ -5,6 +5,8 @@ import {
   EmbeddedKeyUse,
   formatDataVersion,
   Membership,
+  preparedRead,
+  readsPrepared,
   Site,
 } from '@app/db';
 import { Inject, Injectable, Optional } from '@nestjs/common';
@@ -29,12 +31,16 @@ export interface FoundKey extends KeyRow {
   siteLookup?: SiteLookup;
 }
 
+type LookupRow = Record<string, unknown> & DataVersionRow & { member: unknown };
+
 const KEY_COLUMNS = ['id', 'userId', 'expiresAt', 'revokedAt'] as const;
 const SITE_COLUMNS = ['id', 'name', 'domain', 'timezone', 'currency', 'trackingMode', 'createdAt'] as const;
 
 /** Persistence of what the guards need: keys by hash, sites, memberships. */
 @Injectable()
 export class AccessRepository {
+  private statements?: { key: string; keyAndSite: string };
+
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
     @InjectRepository(Site) private readonly sites: Repository<Site>,
@@ -49,24 +55,13 @@ export class AccessRepository {
    * cache costs one round trip to the database.
    */
   async findKey(keyHash: string, siteId?: number): Promise<FoundKey | null> {
-    const keyColumns = this.columns(ApiKey, KEY_COLUMNS, 'k', 'k_');
+    const statements = (this.statements ??= this.lookupStatements());
     if (siteId === undefined) {
-      const rows = await this.read<Record<string, unknown>>(
-        `SELECT ${keyColumns} FROM api_keys k WHERE k.key_hash = ?`,
-        [keyHash],
-      );
+      const rows = await this.read<Record<string, unknown>>(statements.key, [keyHash]);
       return rows.length ? this.hydrate(ApiKey, KEY_COLUMNS, rows[0], 'k_') : null;
     }
-    const rows = await this.read<Record<string, unknown> & DataVersionRow & { member: unknown }>(
-      `SELECT ${keyColumns}, ${this.columns(Site, SITE_COLUMNS, 's', 's_')},
-         EXISTS (SELECT 1 FROM memberships m WHERE m.site_id = s.id AND m.user_id = k.user_id) AS member,
-         ${dataVersionColumns('s.id')}
-       FROM api_keys k LEFT JOIN sites s ON s.id = ?
-       WHERE k.key_hash = ?`,
-      [siteId, keyHash],
-    );
-    if (!rows.length) return null;
-    const row = rows[0];
+    const row = (await this.read<LookupRow>(statements.keyAndSite, [siteId, keyHash]))[0] ?? null;
+    if (!row) return null;
     const site =
       row.s_id === null || row.s_id === undefined ? null : this.hydrate(Site, SITE_COLUMNS, row, 's_');
     return {
@@ -77,6 +72,19 @@ export class AccessRepository {
         member: site !== null && Number(row.member) === 1,
         dataVersion: formatDataVersion(row),
       },
+    };
+  }
+
+  /** The two statements of findKey: their text depends only on the entities' metadata. */
+  private lookupStatements(): { key: string; keyAndSite: string } {
+    const keyColumns = this.columns(ApiKey, KEY_COLUMNS, 'k', 'k_');
+    return {
+      key: `SELECT ${keyColumns} FROM api_keys k WHERE k.key_hash = ?`,
+      keyAndSite: `SELECT ${keyColumns}, ${this.columns(Site, SITE_COLUMNS, 's', 's_')},
+         EXISTS (SELECT 1 FROM memberships m WHERE m.site_id = s.id AND m.user_id = k.user_id) AS member,
+         ${dataVersionColumns('s.id')}
+       FROM api_keys k LEFT JOIN sites s ON s.id = ?
+       WHERE k.key_hash = ?`,
     };
   }
 
@@ -103,10 +111,14 @@ export class AccessRepository {
     return (await this.memberships.count({ where: { siteId, userId } })) > 0;
   }
 
-  /** A read where TypeORM's finds read (with replicas: a replica, as before). */
+  /**
+   * A read where TypeORM's finds read (with replicas: a replica, as before), on a query runner
+   * of its own; without replicas as a prepared statement (preparedRead).
+   */
   private async read<Row>(statement: string, params: unknown[]): Promise<Row[]> {
     const runner = this.ds.createQueryRunner(this.ds.defaultReplicationModeForReads());
     try {
+      if (readsPrepared(this.ds)) return await preparedRead<Row>(runner, statement, params);
       return (await runner.query(statement, params)) as Row[];
     } finally {
       await runner.release();

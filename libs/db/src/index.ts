@@ -21,3 +21,4 @@ export * from './sqlite/sqlite-dialect';
 export * from './sqlite/datetimes';
 export * from './sqlite/sqlite-read-pool';
 export * from './sqlite/embedded-reads';
+export * from './prepared-read';
