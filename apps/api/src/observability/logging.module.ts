@@ -2,7 +2,7 @@ import type { AuthenticatedRequest } from '@app/auth';
 import { AppConfig } from '@app/config';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule, Params } from 'nestjs-pino';
-import { stdTimeFunctions } from 'pino';
+import { levels, stdTimeFunctions } from 'pino';
 import type { Options } from 'pino-http';
 import { requestIdOf } from './request-id';
 
@@ -57,6 +57,8 @@ export function requestFields(req: Req, res: Res, durationMs: number) {
  * the headers.
  */
 export function loggerParams(config: AppConfig): Params {
+  // pino's 'silent' is above every level.
+  const threshold = levels.values[config.logLevel] ?? Number.POSITIVE_INFINITY;
   const pinoHttp: Options<Req, Res> = {
     level: config.logLevel,
     timestamp: stdTimeFunctions.isoTime,
@@ -76,9 +78,13 @@ export function loggerParams(config: AppConfig): Params {
     quietReqLogger: true,
     quietResLogger: true,
     autoLogging: { ignore: (req) => (req.originalUrl ?? req.url ?? '').startsWith('/health') },
-    // 500 is a bug; 503 (database down, query over budget) an expected, retryable state.
-    customLogLevel: (_req, res, error) =>
-      error || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info',
+    // 500 is a bug; 503 (database down, query over budget) an expected, retryable state. A
+    // line below the configured level is 'silent', so that pino-http does not build its fields
+    // and message (URL redaction included) for a line pino would then drop.
+    customLogLevel: (_req, res, error) => {
+      const level = error || res.statusCode === 500 ? 'error' : res.statusCode >= 500 ? 'warn' : 'info';
+      return levels.values[level] >= threshold ? level : 'silent';
+    },
     customSuccessMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
     customErrorMessage: (req, res) => `${req.method} ${routeOrPath(req)} ${res.statusCode}`,
     customSuccessObject: (req, res, value: { duration_ms?: number }) =>
