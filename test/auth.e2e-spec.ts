@@ -152,4 +152,29 @@ describe('API-key authentication and site access (every route)', () => {
     const [second] = await env.ds.query('SELECT last_used_at AS t FROM api_keys WHERE id = ?', [id]);
     expect(second.t.getTime()).toBe(first.t.getTime());
   });
+
+  it('answers requests that arrive together each from its own key, site and membership', async () => {
+    // Lookups of concurrent requests are read in one statement (AccessRepository): every answer
+    // must still be its own request's.
+    const overview = (site: number) => `/api/v1/sites/${site}/analytics/overview`;
+    const cases: Array<[string, string, number]> = [
+      [overview(ownSite), valid, 200],
+      [overview(foreignSite), valid, 403],
+      [overview(ownSite), revoked, 401],
+      [overview(foreignSite), strangerKey, 200],
+      [overview(999_999_999), valid, 404],
+      [overview(ownSite), expired, 401],
+      [overview(ownSite), strangerKey, 403],
+      ['/api/v1/sites', valid, 200],
+      [overview(ownSite), `sk_${'x'.repeat(43)}`, 401],
+    ];
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        [...cases, ...cases].map(([url, key]) =>
+          request(app.getHttpServer()).get(url).set('Authorization', `Bearer ${key}`),
+        ),
+      );
+      expect(answers.map((a) => a.status)).toEqual([...cases, ...cases].map(([, , status]) => status));
+    }
+  });
 });

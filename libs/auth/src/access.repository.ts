@@ -11,6 +11,7 @@ import {
 } from '@app/db';
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource, InjectRepository } from '@nestjs/typeorm';
+import DataLoader from 'dataloader';
 import { DataSource, IsNull, LessThan, Repository } from 'typeorm';
 
 /** What the guards need of a key. */
@@ -33,6 +34,9 @@ export interface FoundKey extends KeyRow {
 
 type LookupRow = Record<string, unknown> & DataVersionRow & { member: unknown };
 
+/** Key and site lookups of concurrent requests read in one statement, at most this many. */
+const MAX_LOOKUPS_PER_STATEMENT = 16;
+
 const KEY_COLUMNS = ['id', 'userId', 'expiresAt', 'revokedAt'] as const;
 const SITE_COLUMNS = ['id', 'name', 'domain', 'timezone', 'currency', 'trackingMode', 'createdAt'] as const;
 
@@ -40,6 +44,22 @@ const SITE_COLUMNS = ['id', 'name', 'domain', 'timezone', 'currency', 'trackingM
 @Injectable()
 export class AccessRepository {
   private statements?: { key: string; keyAndSite: string };
+  /** The statements reading n lookups at once (UNION ALL of keyAndSite), by n. */
+  private readonly batchStatements: string[] = [];
+
+  /**
+   * The key and site lookups of requests that arrive together (in one turn of the event loop:
+   * setImmediate), read in one statement: one round trip and one statement's client-side work
+   * for all of them instead of one each. Each request still has its own row, read by a statement
+   * sent after it arrived (DataLoader's memoizing cache is off, and no two requests share a
+   * row), so a revoked key or removed membership and new data count from the next request on,
+   * as before. Only where every read goes to the one pool (readsPrepared): with replicas each
+   * request's first read picks its own server (its read pin), so lookups are not shared.
+   */
+  private readonly siteLookups = new DataLoader<readonly [keyHash: string, siteId: number], LookupRow | null>(
+    (lookups) => this.readSiteLookups(lookups),
+    { cache: false, maxBatchSize: MAX_LOOKUPS_PER_STATEMENT, batchScheduleFn: (run) => setImmediate(run) },
+  );
 
   constructor(
     @InjectRepository(ApiKey) private readonly keys: Repository<ApiKey>,
@@ -60,7 +80,9 @@ export class AccessRepository {
       const rows = await this.read<Record<string, unknown>>(statements.key, [keyHash]);
       return rows.length ? this.hydrate(ApiKey, KEY_COLUMNS, rows[0], 'k_') : null;
     }
-    const row = (await this.read<LookupRow>(statements.keyAndSite, [siteId, keyHash]))[0] ?? null;
+    const row = readsPrepared(this.ds)
+      ? await this.siteLookups.load([keyHash, siteId])
+      : ((await this.read<LookupRow>(statements.keyAndSite, [siteId, keyHash]))[0] ?? null);
     if (!row) return null;
     const site =
       row.s_id === null || row.s_id === undefined ? null : this.hydrate(Site, SITE_COLUMNS, row, 's_');
@@ -73,6 +95,24 @@ export class AccessRepository {
         dataVersion: formatDataVersion(row),
       },
     };
+  }
+
+  /** The rows of these lookups, in their order (null: no such key), one statement for all. */
+  private async readSiteLookups(
+    lookups: readonly (readonly [keyHash: string, siteId: number])[],
+  ): Promise<(LookupRow | null)[]> {
+    const { keyAndSite } = (this.statements ??= this.lookupStatements());
+    if (lookups.length === 1) {
+      const [keyHash, siteId] = lookups[0];
+      return [(await this.read<LookupRow>(keyAndSite, [siteId, keyHash]))[0] ?? null];
+    }
+    const rows = await this.read<LookupRow & { n: unknown }>(
+      (this.batchStatements[lookups.length] ??= batchOf(keyAndSite, lookups.length)),
+      lookups.flatMap(([keyHash, siteId]) => [siteId, keyHash]),
+    );
+    const found: (LookupRow | null)[] = lookups.map(() => null);
+    for (const row of rows) found[Number(row.n)] = row;
+    return found;
   }
 
   /** The two statements of findKey: their text depends only on the entities' metadata. */
@@ -153,4 +193,10 @@ export class AccessRepository {
       ]),
     ) as Pick<E, P>;
   }
+}
+
+/** `n` copies of a `SELECT …` statement in one, each row numbered by its copy (column `n`). */
+function batchOf(statement: string, n: number): string {
+  const body = statement.replace(/^SELECT /, '');
+  return Array.from({ length: n }, (_, i) => `(SELECT ${i} AS n, ${body})`).join('\nUNION ALL ');
 }
