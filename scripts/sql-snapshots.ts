@@ -19,7 +19,7 @@ import { format } from 'sql-formatter';
 import { breakdownStatements } from '../apps/api/src/analytics/breakdown.queries';
 import { engagementStatements } from '../apps/api/src/analytics/engagement.queries';
 import { funnelStatements } from '../apps/api/src/analytics/funnel.queries';
-import { overviewStatements } from '../apps/api/src/analytics/overview.queries';
+import { overviewStatements, TOP_LIST_STATEMENTS } from '../apps/api/src/analytics/overview.queries';
 import { realtimeStatements } from '../apps/api/src/analytics/realtime.queries';
 import { conversionsStatements } from '../apps/api/src/conversions/conversions.queries';
 import { ecommerceStatements } from '../apps/api/src/ecommerce/ecommerce.queries';
@@ -70,7 +70,8 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'shared.pageview-totals': sharedStatements.pageviewTotals(query, ['pageviews']),
   'shared.site-goals': sharedStatements.siteGoals(7),
   'shared.data-version': sharedStatements.dataVersion(7),
-  'overview.top-lists': overviewStatements.topLists(query, 10),
+  'overview.top-lists': overviewStatements.topLists(query, 10, TOP_LIST_STATEMENTS[0]),
+  'overview.top-lists.entry-path': overviewStatements.topLists(query, 10, TOP_LIST_STATEMENTS[1]),
   'overview.top-lists.raw': overviewStatements.topLists(raw, 10),
   'filtered.session-totals.by-country': sharedStatements.sessionTotals(byCountry, ['sessions', 'bounces']),
   'filtered.session-totals.two-attributes': sharedStatements.sessionTotals(twoAttributes, [

@@ -43,6 +43,7 @@
 --   $41 = 1
 --   $42 = "A"
 --   $43 = 10
+--   $44 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -50,159 +51,188 @@ SELECT
 FROM
   (
     SELECT
-      `g`.`list`,
-      `g`.`value`,
-      `g`.`sessions`,
+      `n`.`list`,
+      `n`.`value`,
+      `n`.`sessions`,
       ROW_NUMBER() OVER (
         PARTITION BY
-          g.list
+          n.list
         ORDER BY
-          g.sessions DESC,
-          g.value ASC
+          n.sessions DESC,
+          n.value ASC
       ) AS `rank`
     FROM
       (
         SELECT
-          'channel' AS `list`,
-          `a`.`value` AS `value`,
-          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+          `c`.`list`,
+          `c`.`value` AS `value`,
+          `c`.`sessions`
         FROM
           (
             SELECT
-              `a`.`channel` AS `value`,
-              `a`.`sessions`
+              `g`.`list`,
+              `g`.`value`,
+              `g`.`path_hash`,
+              `g`.`sessions`,
+              RANK() OVER (
+                PARTITION BY
+                  g.list
+                ORDER BY
+                  g.sessions DESC
+              ) AS `by_sessions`
             FROM
-              `session_attribute_day_rollups` AS `a`
-            WHERE
               (
-                `a`.`site_id` = ?
-                AND `a`.`bucket` >= ?
-                AND `a`.`bucket` < ?
-                AND (
-                  (`a`.`country` IN (?, ?))
-                  AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                )
-              )
-          ) AS `a`
-        GROUP BY
-          `a`.`value`
-        UNION ALL
-        SELECT
-          'source' AS `list`,
-          `a`.`value` AS `value`,
-          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `a`.`source` AS `value`,
-              `a`.`sessions`
-            FROM
-              `session_attribute_day_rollups` AS `a`
-            WHERE
-              (
-                `a`.`site_id` = ?
-                AND `a`.`bucket` >= ?
-                AND `a`.`bucket` < ?
-                AND (
-                  (`a`.`country` IN (?, ?))
-                  AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                )
-              )
-          ) AS `a`
-        GROUP BY
-          `a`.`value`
-        UNION ALL
-        SELECT
-          'country' AS `list`,
-          `r`.`value` AS `value`,
-          COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `r`.`value`,
-              `r`.`sessions`
-            FROM
-              `session_day_rollups` AS `r`
-            WHERE
-              (
-                `r`.`site_id` = ?
-                AND `r`.`dimension` = 'country'
-                AND `r`.`bucket` >= ?
-                AND `r`.`bucket` < ?
-                AND (
-                  (`r`.`value` IN (?, ?))
-                  AND NOT (SUBSTRING(`r`.`value`, 1, ?) = ?)
-                )
-              )
-          ) AS `r`
-        GROUP BY
-          `r`.`value`
-        UNION ALL
-        SELECT
-          'device' AS `list`,
-          `a`.`value` AS `value`,
-          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `a`.`device` AS `value`,
-              `a`.`sessions`
-            FROM
-              `session_attribute_day_rollups` AS `a`
-            WHERE
-              (
-                `a`.`site_id` = ?
-                AND `a`.`bucket` >= ?
-                AND `a`.`bucket` < ?
-                AND (
-                  (`a`.`country` IN (?, ?))
-                  AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                )
-              )
-          ) AS `a`
-        GROUP BY
-          `a`.`value`
-        UNION ALL
-        SELECT
-          'entry_path' AS `list`,
-          `s`.`entry_path` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
+                SELECT
+                  'channel' AS `list`,
+                  `a`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `a`.`channel` AS `value`,
+                      `a`.`sessions`
+                    FROM
+                      `session_attribute_day_rollups` AS `a`
+                    WHERE
+                      (
+                        `a`.`site_id` = ?
+                        AND `a`.`bucket` >= ?
+                        AND `a`.`bucket` < ?
+                        AND (
+                          (`a`.`country` IN (?, ?))
+                          AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
+                        )
+                      )
+                  ) AS `a`
+                GROUP BY
+                  `a`.`value`
+                UNION ALL
+                SELECT
+                  'source' AS `list`,
+                  `a`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `a`.`source` AS `value`,
+                      `a`.`sessions`
+                    FROM
+                      `session_attribute_day_rollups` AS `a`
+                    WHERE
+                      (
+                        `a`.`site_id` = ?
+                        AND `a`.`bucket` >= ?
+                        AND `a`.`bucket` < ?
+                        AND (
+                          (`a`.`country` IN (?, ?))
+                          AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
+                        )
+                      )
+                  ) AS `a`
+                GROUP BY
+                  `a`.`value`
+                UNION ALL
+                SELECT
+                  'country' AS `list`,
+                  `r`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_day_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'country'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                        AND (
+                          (`r`.`value` IN (?, ?))
+                          AND NOT (SUBSTRING(`r`.`value`, 1, ?) = ?)
+                        )
+                      )
+                  ) AS `r`
+                GROUP BY
+                  `r`.`value`
+                UNION ALL
+                SELECT
+                  'device' AS `list`,
+                  `a`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `a`.`device` AS `value`,
+                      `a`.`sessions`
+                    FROM
+                      `session_attribute_day_rollups` AS `a`
+                    WHERE
+                      (
+                        `a`.`site_id` = ?
+                        AND `a`.`bucket` >= ?
+                        AND `a`.`bucket` < ?
+                        AND (
+                          (`a`.`country` IN (?, ?))
+                          AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
+                        )
+                      )
+                  ) AS `a`
+                GROUP BY
+                  `a`.`value`
+                UNION ALL
+                SELECT
+                  'entry_path' AS `list`,
+                  `s`.`entry_path` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                    AND (
+                      (`s`.`country` IN (?, ?))
+                      AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+                    )
+                  )
+                  AND `s`.`entry_path` IS NOT NULL
+                GROUP BY
+                  `s`.`entry_path`
+                UNION ALL
+                SELECT
+                  'exit_path' AS `list`,
+                  `s`.`exit_path` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                    AND (
+                      (`s`.`country` IN (?, ?))
+                      AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+                    )
+                  )
+                  AND `s`.`exit_path` IS NOT NULL
+                GROUP BY
+                  `s`.`exit_path`
+              ) AS `g`
+          ) AS `c`
         WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-            AND (
-              (`s`.`country` IN (?, ?))
-              AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
-            )
-          )
-          AND `s`.`entry_path` IS NOT NULL
-        GROUP BY
-          `s`.`entry_path`
-        UNION ALL
-        SELECT
-          'exit_path' AS `list`,
-          `s`.`exit_path` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-            AND (
-              (`s`.`country` IN (?, ?))
-              AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
-            )
-          )
-          AND `s`.`exit_path` IS NOT NULL
-        GROUP BY
-          `s`.`exit_path`
-      ) AS `g`
+          `c`.`by_sessions` <= ?
+      ) AS `n`
   ) AS `t`
 WHERE
   `t`.`rank` <= ?

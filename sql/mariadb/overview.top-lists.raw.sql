@@ -19,6 +19,7 @@
 --   $17 = 2026-03-19T23:00:00.000Z
 --   $18 = 2026-04-02T22:00:00.000Z
 --   $19 = 10
+--   $20 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -26,110 +27,139 @@ SELECT
 FROM
   (
     SELECT
-      `g`.`list`,
-      `g`.`value`,
-      `g`.`sessions`,
+      `n`.`list`,
+      `n`.`value`,
+      `n`.`sessions`,
       ROW_NUMBER() OVER (
         PARTITION BY
-          g.list
+          n.list
         ORDER BY
-          g.sessions DESC,
-          g.value ASC
+          n.sessions DESC,
+          n.value ASC
       ) AS `rank`
     FROM
       (
         SELECT
-          'channel' AS `list`,
-          `s`.`channel` AS `value`,
-          COUNT(*) AS `sessions`
+          `c`.`list`,
+          `c`.`value` AS `value`,
+          `c`.`sessions`
         FROM
-          `sessions` AS `s`
-        WHERE
           (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-        GROUP BY
-          `s`.`channel`
-        UNION ALL
-        SELECT
-          'source' AS `list`,
-          `s`.`source` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
+            SELECT
+              `g`.`list`,
+              `g`.`value`,
+              `g`.`path_hash`,
+              `g`.`sessions`,
+              RANK() OVER (
+                PARTITION BY
+                  g.list
+                ORDER BY
+                  g.sessions DESC
+              ) AS `by_sessions`
+            FROM
+              (
+                SELECT
+                  'channel' AS `list`,
+                  `s`.`channel` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                  )
+                GROUP BY
+                  `s`.`channel`
+                UNION ALL
+                SELECT
+                  'source' AS `list`,
+                  `s`.`source` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                  )
+                GROUP BY
+                  `s`.`source`
+                UNION ALL
+                SELECT
+                  'country' AS `list`,
+                  `s`.`country` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                  )
+                GROUP BY
+                  `s`.`country`
+                UNION ALL
+                SELECT
+                  'device' AS `list`,
+                  `s`.`device` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                  )
+                GROUP BY
+                  `s`.`device`
+                UNION ALL
+                SELECT
+                  'entry_path' AS `list`,
+                  `s`.`entry_path` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                  )
+                  AND `s`.`entry_path` IS NOT NULL
+                GROUP BY
+                  `s`.`entry_path`
+                UNION ALL
+                SELECT
+                  'exit_path' AS `list`,
+                  `s`.`exit_path` AS `value`,
+                  NULL AS `path_hash`,
+                  COUNT(*) AS `sessions`
+                FROM
+                  `sessions` AS `s`
+                WHERE
+                  (
+                    `s`.`site_id` = ?
+                    AND `s`.`started_at` >= ?
+                    AND `s`.`started_at` < ?
+                  )
+                  AND `s`.`exit_path` IS NOT NULL
+                GROUP BY
+                  `s`.`exit_path`
+              ) AS `g`
+          ) AS `c`
         WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-        GROUP BY
-          `s`.`source`
-        UNION ALL
-        SELECT
-          'country' AS `list`,
-          `s`.`country` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-        GROUP BY
-          `s`.`country`
-        UNION ALL
-        SELECT
-          'device' AS `list`,
-          `s`.`device` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-        GROUP BY
-          `s`.`device`
-        UNION ALL
-        SELECT
-          'entry_path' AS `list`,
-          `s`.`entry_path` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-          AND `s`.`entry_path` IS NOT NULL
-        GROUP BY
-          `s`.`entry_path`
-        UNION ALL
-        SELECT
-          'exit_path' AS `list`,
-          `s`.`exit_path` AS `value`,
-          COUNT(*) AS `sessions`
-        FROM
-          `sessions` AS `s`
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-          AND `s`.`exit_path` IS NOT NULL
-        GROUP BY
-          `s`.`exit_path`
-      ) AS `g`
+          `c`.`by_sessions` <= ?
+      ) AS `n`
   ) AS `t`
 WHERE
   `t`.`rank` <= ?

@@ -12,13 +12,8 @@
 --   $10 = 7
 --   $11 = 2026-03-19T23:00:00.000Z
 --   $12 = 2026-04-02T22:00:00.000Z
---   $13 = 7
---   $14 = 2026-03-19T23:00:00.000Z
---   $15 = 2026-04-02T22:00:00.000Z
---   $16 = 7
---   $17 = 2026-03-19T23:00:00.000Z
---   $18 = 2026-04-02T22:00:00.000Z
---   $19 = 10
+--   $13 = 10
+--   $14 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -26,152 +21,133 @@ SELECT
 FROM
   (
     SELECT
-      `g`.`list`,
-      `g`.`value`,
-      `g`.`sessions`,
+      `n`.`list`,
+      `n`.`value`,
+      `n`.`sessions`,
       ROW_NUMBER() OVER (
         PARTITION BY
-          g.list
+          n.list
         ORDER BY
-          g.sessions DESC,
-          g.value ASC
+          n.sessions DESC,
+          n.value ASC
       ) AS `rank`
     FROM
       (
         SELECT
-          'channel' AS `list`,
-          `r`.`value` AS `value`,
-          COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
+          `c`.`list`,
+          `c`.`value` AS `value`,
+          `c`.`sessions`
         FROM
           (
             SELECT
-              `r`.`value`,
-              `r`.`sessions`
+              `g`.`list`,
+              `g`.`value`,
+              `g`.`path_hash`,
+              `g`.`sessions`,
+              RANK() OVER (
+                PARTITION BY
+                  g.list
+                ORDER BY
+                  g.sessions DESC
+              ) AS `by_sessions`
             FROM
-              `session_day_rollups` AS `r`
-            WHERE
               (
-                `r`.`site_id` = ?
-                AND `r`.`dimension` = 'channel'
-                AND `r`.`bucket` >= ?
-                AND `r`.`bucket` < ?
-              )
-          ) AS `r`
-        GROUP BY
-          `r`.`value`
-        UNION ALL
-        SELECT
-          'source' AS `list`,
-          `r`.`value` AS `value`,
-          COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `r`.`value`,
-              `r`.`sessions`
-            FROM
-              `session_day_rollups` AS `r`
-            WHERE
-              (
-                `r`.`site_id` = ?
-                AND `r`.`dimension` = 'source'
-                AND `r`.`bucket` >= ?
-                AND `r`.`bucket` < ?
-              )
-          ) AS `r`
-        GROUP BY
-          `r`.`value`
-        UNION ALL
-        SELECT
-          'country' AS `list`,
-          `r`.`value` AS `value`,
-          COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `r`.`value`,
-              `r`.`sessions`
-            FROM
-              `session_day_rollups` AS `r`
-            WHERE
-              (
-                `r`.`site_id` = ?
-                AND `r`.`dimension` = 'country'
-                AND `r`.`bucket` >= ?
-                AND `r`.`bucket` < ?
-              )
-          ) AS `r`
-        GROUP BY
-          `r`.`value`
-        UNION ALL
-        SELECT
-          'device' AS `list`,
-          `r`.`value` AS `value`,
-          COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `r`.`value`,
-              `r`.`sessions`
-            FROM
-              `session_day_rollups` AS `r`
-            WHERE
-              (
-                `r`.`site_id` = ?
-                AND `r`.`dimension` = 'device'
-                AND `r`.`bucket` >= ?
-                AND `r`.`bucket` < ?
-              )
-          ) AS `r`
-        GROUP BY
-          `r`.`value`
-        UNION ALL
-        SELECT
-          'entry_path' AS `list`,
-          MIN(`p`.`path`) AS `value`,
-          COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `p`.`path_hash`,
-              `p`.`path`,
-              `p`.`sessions`
-            FROM
-              `session_path_day_rollups` AS `p`
-            WHERE
-              (
-                `p`.`site_id` = ?
-                AND `p`.`dimension` = 'entry_path'
-                AND `p`.`bucket` >= ?
-                AND `p`.`bucket` < ?
-              )
-          ) AS `p`
-        GROUP BY
-          `p`.`path_hash`
-        UNION ALL
-        SELECT
-          'exit_path' AS `list`,
-          MIN(`p`.`path`) AS `value`,
-          COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
-        FROM
-          (
-            SELECT
-              `p`.`path_hash`,
-              `p`.`path`,
-              `p`.`sessions`
-            FROM
-              `session_path_day_rollups` AS `p`
-            WHERE
-              (
-                `p`.`site_id` = ?
-                AND `p`.`dimension` = 'exit_path'
-                AND `p`.`bucket` >= ?
-                AND `p`.`bucket` < ?
-              )
-          ) AS `p`
-        GROUP BY
-          `p`.`path_hash`
-      ) AS `g`
+                SELECT
+                  'channel' AS `list`,
+                  `r`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_day_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'channel'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                  ) AS `r`
+                GROUP BY
+                  `r`.`value`
+                UNION ALL
+                SELECT
+                  'source' AS `list`,
+                  `r`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_day_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'source'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                  ) AS `r`
+                GROUP BY
+                  `r`.`value`
+                UNION ALL
+                SELECT
+                  'country' AS `list`,
+                  `r`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_day_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'country'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                  ) AS `r`
+                GROUP BY
+                  `r`.`value`
+                UNION ALL
+                SELECT
+                  'device' AS `list`,
+                  `r`.`value` AS `value`,
+                  NULL AS `path_hash`,
+                  COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_day_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'device'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                  ) AS `r`
+                GROUP BY
+                  `r`.`value`
+              ) AS `g`
+          ) AS `c`
+        WHERE
+          `c`.`by_sessions` <= ?
+      ) AS `n`
   ) AS `t`
 WHERE
   `t`.`rank` <= ?
