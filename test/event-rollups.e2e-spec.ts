@@ -1,7 +1,12 @@
 import type { INestApplication } from '@nestjs/common';
 import { SiteContext, StatsQueryParser } from '@app/stats';
-import { eventRollupDeltas } from '@app/stats/rollups/event-rollup';
-import { rollupBucket } from '@app/stats/rollups/session-rollup';
+import {
+  eventDayDeltas,
+  EventLinkDelta,
+  EventRollupDelta,
+  eventRollupDeltas,
+} from '@app/stats/rollups/event-rollup';
+import { localDayBucket, rollupBucket } from '@app/stats/rollups/session-rollup';
 import request from 'supertest';
 import { EventsService } from '../apps/api/src/events/events.service';
 import { event, pageview } from './support/hits';
@@ -131,49 +136,66 @@ describe('Event rollups', () => {
       row.hits++;
       buckets.set(k, row);
     }
-    const { rollups, links } = eventRollupDeltas([], [...buckets.values()]);
-    return {
-      rollups: rollups
-        .map((r) => `${r.bucket.toISOString()} ${r.name} ${r.occurrences} ${r.sessions}`)
-        .sort(),
-      links: links
+    const quarters = eventRollupDeltas([], [...buckets.values()]);
+    const days = eventDayDeltas(quarters, localDayBucket(site.timezone));
+    const rows = (rollups: EventRollupDelta[]) =>
+      rollups.map((r) => `${r.bucket.toISOString()} ${r.name} ${r.occurrences} ${r.sessions}`).sort();
+    const linkRows = (links: EventLinkDelta[]) =>
+      links
         .map((l) => `${l.toBucket.toISOString()} ${l.name} ${l.fromBucket.toISOString()} ${l.sessions}`)
-        .sort(),
+        .sort();
+    return {
+      rollups: rows(quarters.rollups),
+      links: linkRows(quarters.links),
+      dayRollups: rows(days.rollups),
+      dayLinks: linkRows(days.links),
     };
   };
-  const storedTables = async () => ({
-    rollups: (
-      await env.ds.query<Array<{ bucket: Date; name: string; occurrences: number; sessions: number }>>(
-        'SELECT bucket, name, occurrences, sessions FROM event_rollups WHERE site_id = ?',
-        [site.id],
+  const storedTables = async () => {
+    const rows = async (table: string) =>
+      (
+        await env.ds.query<Array<{ bucket: Date; name: string; occurrences: number; sessions: number }>>(
+          `SELECT bucket, name, occurrences, sessions FROM ${table} WHERE site_id = ?`,
+          [site.id],
+        )
       )
-    )
-      .map((r) => `${new Date(r.bucket).toISOString()} ${r.name} ${r.occurrences} ${r.sessions}`)
-      .sort(),
-    links: (
-      await env.ds.query<Array<{ to_bucket: Date; name: string; from_bucket: Date; sessions: number }>>(
-        'SELECT to_bucket, name, from_bucket, sessions FROM event_links WHERE site_id = ?',
-        [site.id],
+        .map((r) => `${new Date(r.bucket).toISOString()} ${r.name} ${r.occurrences} ${r.sessions}`)
+        .sort();
+    const links = async (table: string) =>
+      (
+        await env.ds.query<Array<{ to_bucket: Date; name: string; from_bucket: Date; sessions: number }>>(
+          `SELECT to_bucket, name, from_bucket, sessions FROM ${table} WHERE site_id = ?`,
+          [site.id],
+        )
       )
-    )
-      .map(
-        (l) =>
-          `${new Date(l.to_bucket).toISOString()} ${l.name} ${new Date(l.from_bucket).toISOString()} ${l.sessions}`,
-      )
-      .sort(),
-  });
+        .map(
+          (l) =>
+            `${new Date(l.to_bucket).toISOString()} ${l.name} ${new Date(l.from_bucket).toISOString()} ${l.sessions}`,
+        )
+        .sort();
+    return {
+      rollups: await rows('event_rollups'),
+      links: await links('event_links'),
+      dayRollups: await rows('event_day_rollups'),
+      dayLinks: await links('event_day_links'),
+    };
+  };
 
   it('counts occurrences and distinct sessions of every registered event, registered late too', async () => {
     for (const range of RANGES) expect(counts(await events(range))).toEqual(expected(range));
     const tables = await storedTables();
     expect(tables).toEqual(expectedTables());
-    // Sessions with events in several quarter hours: the links are what makes them count once.
+    // Sessions with events in several quarter hours: the links are what makes them count once;
+    // those across midnight are the links between two days.
     expect(tables.links.length).toBeGreaterThan(10);
+    expect(tables.dayLinks.length).toBeGreaterThan(0);
+    expect(tables.dayLinks.length).toBeLessThan(tables.links.length);
   });
 
-  it('reads the rollups: a link changed by hand shows in the report', async () => {
+  it('reads the rollups: a link between two days changed by hand shows in the report', async () => {
+    // A range of whole days reads the day rows and the links between two of its days.
     const bump = (n: number) =>
-      env.ds.query("UPDATE event_links SET sessions = sessions + ? WHERE site_id = ? AND name = 'play'", [
+      env.ds.query("UPDATE event_day_links SET sessions = sessions + ? WHERE site_id = ? AND name = 'play'", [
         n,
         site.id,
       ]);

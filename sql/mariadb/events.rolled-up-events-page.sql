@@ -39,7 +39,7 @@ FROM
           e.occurrences AS occurrences,
           e.sessions AS sessions
         FROM
-          event_rollups e
+          `event_day_rollups` e
         WHERE
           e.site_id = ?
           AND e.bucket >= ?
@@ -50,7 +50,7 @@ FROM
           0,
           - l.sessions
         FROM
-          event_links l
+          `event_day_links` l
         WHERE
           l.site_id = ?
           AND l.to_bucket >= ?

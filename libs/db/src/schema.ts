@@ -321,6 +321,9 @@ export interface StatsDatabase {
   session_event_buckets: SessionEventBucketsTable;
   event_rollups: EventRollupsTable;
   event_links: EventLinksTable;
+  /** event_rollups by the site's local day, and the event_links between two days (migration 1766500000000). */
+  event_day_rollups: EventRollupsTable;
+  event_day_links: EventLinksTable;
   session_goals: SessionGoalsTable;
   goal_rollups: GoalRollupsTable;
   converted_rollups: ConvertedRollupsTable;

@@ -1,6 +1,7 @@
 import { Sql } from '@app/db';
 import {
   EventLinkDelta,
+  eventDayDeltas,
   EventRollupDelta,
   eventRollupDeltas,
   SessionEventBucket,
@@ -13,12 +14,18 @@ import { inList, SESSIONS_COUNT, writeRollupDeltas, replaceSessionRows } from '.
  * Keeps the event rollups (migration 1765600000000) equal to the event hits of the sessions
  * `aggregate` has processed: in each chunk's transaction, a session's stored buckets
  * (`session_event_buckets`) are subtracted, its event hits are read again and added, and the
- * stored buckets replaced. Every name is rolled up, registered or not.
+ * stored buckets replaced. Every name is rolled up, registered or not. The same changes by the
+ * site's day (`dayOf`) keep event_day_rollups and event_day_links (migration 1766500000000).
  */
 export class EventRollupBuilder {
   constructor(private readonly sql: Sql) {}
 
-  async apply(em: EntityManager, siteId: number, sessionIds: readonly string[]): Promise<void> {
+  async apply(
+    em: EntityManager,
+    siteId: number,
+    sessionIds: readonly string[],
+    dayOf: (bucket: Date) => Date,
+  ): Promise<void> {
     if (sessionIds.length === 0) return;
     const d = this.sql.dialect;
     const before = (
@@ -47,24 +54,35 @@ export class EventRollupBuilder {
       after.set(key, row);
     }
     const deltas = eventRollupDeltas(before, [...after.values()]);
-    await writeRollupDeltas<EventRollupDelta>(em, d, siteId, deltas.rollups, {
-      table: 'event_rollups',
-      keys: ['bucket', 'name'],
-      sums: ['occurrences', 'sessions'],
-      identity: ['bucket', 'name'],
-      keyValues: (r) => [r.bucket, r.name],
-      sumValues: (r) => [r.occurrences, r.sessions],
-      count: SESSIONS_COUNT,
-    });
-    await writeRollupDeltas<EventLinkDelta>(em, d, siteId, deltas.links, {
-      table: 'event_links',
-      keys: ['to_bucket', 'name', 'from_bucket'],
-      sums: ['sessions'],
-      identity: ['to_bucket', 'name', 'from_bucket'],
-      keyValues: (r) => [r.toBucket, r.name, r.fromBucket],
-      sumValues: (r) => [r.sessions],
-      count: SESSIONS_COUNT,
-    });
+    const days = eventDayDeltas(deltas, dayOf);
+    for (const [table, rollups] of [
+      ['event_rollups', deltas.rollups],
+      ['event_day_rollups', days.rollups],
+    ] as const) {
+      await writeRollupDeltas<EventRollupDelta>(em, d, siteId, rollups, {
+        table,
+        keys: ['bucket', 'name'],
+        sums: ['occurrences', 'sessions'],
+        identity: ['bucket', 'name'],
+        keyValues: (r) => [r.bucket, r.name],
+        sumValues: (r) => [r.occurrences, r.sessions],
+        count: SESSIONS_COUNT,
+      });
+    }
+    for (const [table, links] of [
+      ['event_links', deltas.links],
+      ['event_day_links', days.links],
+    ] as const) {
+      await writeRollupDeltas<EventLinkDelta>(em, d, siteId, links, {
+        table,
+        keys: ['to_bucket', 'name', 'from_bucket'],
+        sums: ['sessions'],
+        identity: ['to_bucket', 'name', 'from_bucket'],
+        keyValues: (r) => [r.toBucket, r.name, r.fromBucket],
+        sumValues: (r) => [r.sessions],
+        count: SESSIONS_COUNT,
+      });
+    }
     await replaceSessionRows(
       em,
       d,

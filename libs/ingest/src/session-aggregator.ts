@@ -215,7 +215,7 @@ export class SessionAggregator {
         count: SESSIONS_COUNT,
       });
       await this.goals.apply(em, siteId, before, after, localDay);
-      await this.events.apply(em, siteId, sessionIds);
+      await this.events.apply(em, siteId, sessionIds, localDay);
       await this.pageviews.apply(em, siteId, sessionIds, before, after, localDay);
       await this.revenue.apply(em, siteId, sessionIds, before, after, localDay);
       await this.sketches.queue(

@@ -4,6 +4,7 @@ import {
   hitsOfSession,
   ReportDb,
   ReportStatement,
+  rollupParts,
   StatsQuery,
   where,
 } from '@app/stats';
@@ -107,19 +108,26 @@ export const eventsStatements = {
    * the range's buckets, and its distinct sessions as Σ sessions per bucket − Σ links between
    * consecutive buckets of a session inside the range (libs/stats/src/rollups/event-rollup.ts);
    * plus, for the sessions queued for aggregation, their event hits of the range as they are
-   * now minus what the rollups hold for them.
+   * now minus what the rollups hold for them. The range's whole site days are read from the day
+   * rows (a session once per day) and the links between two days, the quarter hours around them
+   * from the 15-minute rows and links (eventDayDeltas).
    */
   rolledUpEventsPage(query: StatsQuery, offset: number, limit: number): ReportStatement<RegisteredEventRow> {
     const siteId = query.site.id;
     const { startUtc, endUtc } = query.range;
     return (d) => {
       const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}`;
-      const rows = sql`
-        SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM event_rollups e
-        WHERE e.site_id = ${siteId} AND e.bucket >= ${startUtc} AND e.bucket < ${endUtc}
+      const rolledUp = rollupParts(query, 'event_rollups', 'event_day_rollups').map((part) => {
+        const links = part.table === 'event_day_rollups' ? 'event_day_links' : 'event_links';
+        const { startUtc: from, endUtc: to } = part.query.range;
+        return sql`
+        SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM ${sql.table(part.table)} e
+        WHERE e.site_id = ${siteId} AND e.bucket >= ${from} AND e.bucket < ${to}
         UNION ALL
-        SELECT l.name, 0, -l.sessions FROM event_links l
-        WHERE l.site_id = ${siteId} AND l.to_bucket >= ${startUtc} AND l.to_bucket < ${endUtc} AND l.from_bucket >= ${startUtc}
+        SELECT l.name, 0, -l.sessions FROM ${sql.table(links)} l
+        WHERE l.site_id = ${siteId} AND l.to_bucket >= ${from} AND l.to_bucket < ${to} AND l.from_bucket >= ${startUtc}`;
+      });
+      const rows = sql`${sql.join(rolledUp, sql` UNION ALL `)}
         UNION ALL
         SELECT h.step_key, COUNT(*), 1 FROM ${hitsOfSession('h')}
         WHERE h.site_id = ${siteId} AND h.session_id IN (${queued}) AND h.type = 'event' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}

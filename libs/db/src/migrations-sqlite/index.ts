@@ -12,6 +12,7 @@ import { SqliteVisitorValueSketches1766100000000 } from './1766100000000-visitor
 import { SqliteHitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
 import { SqliteSessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
 import { SqliteSiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
+import { SqliteEventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -28,4 +29,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteHitsByVisitorSteps1766200000000,
   SqliteSessionAttributeDayRollups1766300000000,
   SqliteSiteDayRollups1766400000000,
+  SqliteEventDayRollups1766500000000,
 ];

@@ -415,6 +415,26 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  event_day_rollups: {
+    columns: ['site_id INTEGER', 'bucket DATETIME', 'name TEXT', 'occurrences INTEGER', 'sessions INTEGER'],
+    primaryKey: ['site_id', 'bucket', 'name'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  event_day_links: {
+    columns: [
+      'site_id INTEGER',
+      'to_bucket DATETIME',
+      'name TEXT',
+      'from_bucket DATETIME',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'to_bucket', 'name', 'from_bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_pageview_buckets: {
     columns: ['site_id INTEGER', 'session_id TEXT', 'bucket DATETIME', 'pageviews INTEGER'],
     primaryKey: ['site_id', 'session_id', 'bucket'],

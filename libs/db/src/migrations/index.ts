@@ -21,6 +21,7 @@ import { VisitorValueSketches1766100000000 } from './1766100000000-visitor-value
 import { HitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor-steps';
 import { SessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
 import { SiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
+import { EventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -46,4 +47,5 @@ export const MIGRATIONS = [
   HitsByVisitorSteps1766200000000,
   SessionAttributeDayRollups1766300000000,
   SiteDayRollups1766400000000,
+  EventDayRollups1766500000000,
 ];

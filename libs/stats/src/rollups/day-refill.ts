@@ -107,12 +107,93 @@ export async function refillDayRollups(
        ON r.site_id = s.id
      ${which} GROUP BY s.id, s.timezone`,
     typeof sites === 'object' ? [sites.id] : [],
-  )) as Array<{ site_id: number; timezone: string; first: Date | string; last: Date | string }>;
+  )) as SiteSpan[];
   if (typeof sites === 'object') {
     // A site with no rows left keeps no day rows either.
     for (const t of rollups) await q.query(`DELETE FROM ${t.day} WHERE site_id = ?`, [sites.id]);
   }
   if (spans.length === 0) return;
+  const siteIds = spans.map((span) => Number(span.site_id));
+  await withSiteDays(q, dialect, spans, zoneOf, async () => {
+    for (const t of rollups) {
+      await q.query(`DELETE FROM ${t.day} WHERE site_id IN (${siteIds.map(() => '?').join(', ')})`, siteIds);
+      const keys = t.keys.map((k) => `r.${k}`);
+      await q.query(
+        `INSERT INTO ${t.day} (site_id, bucket, ${[...t.keys, ...t.texts, ...t.sums].join(', ')})
+         SELECT r.site_id, d.day_start, ${[...keys, ...t.texts.map((c) => `MIN(r.${c})`), ...t.sums.map((c) => `SUM(r.${c})`)].join(', ')}
+         FROM ${t.quarter} r JOIN site_days d
+           ON d.site_id = r.site_id AND r.bucket >= d.day_start AND r.bucket < d.day_end
+         GROUP BY r.site_id, d.day_start, ${keys.join(', ')}`,
+      );
+    }
+  });
+}
+
+/**
+ * Re-fills event_day_rollups and event_day_links (migration 1766500000000) from event_rollups and
+ * event_links, by every site's local day, as eventDayDeltas keeps them: a day's sessions are its
+ * buckets' minus the links inside the day, and the links between two days are kept as they are.
+ */
+export async function refillEventDayRollups(
+  q: Queryable,
+  { dialect }: { dialect: SqlDialect },
+): Promise<void> {
+  const spans = (await q.query(
+    `SELECT s.id AS site_id, s.timezone AS timezone, MIN(r.bucket) AS first, MAX(r.bucket) AS last
+     FROM sites s JOIN event_rollups r ON r.site_id = s.id GROUP BY s.id, s.timezone`,
+  )) as SiteSpan[];
+  await q.query('DELETE FROM event_day_links');
+  await q.query('DELETE FROM event_day_rollups');
+  if (spans.length === 0) return;
+  await withSiteDays(
+    q,
+    dialect,
+    spans,
+    (siteZone) => siteZone,
+    async () => {
+      await q.query(
+        `INSERT INTO event_day_rollups (site_id, bucket, name, occurrences, sessions)
+       SELECT x.site_id, x.day_start, x.name, SUM(x.occurrences), SUM(x.sessions) FROM (
+         SELECT r.site_id, d.day_start, r.name, r.occurrences, r.sessions
+         FROM event_rollups r JOIN site_days d
+           ON d.site_id = r.site_id AND r.bucket >= d.day_start AND r.bucket < d.day_end
+         UNION ALL
+         SELECT l.site_id, d.day_start, l.name, 0, -l.sessions
+         FROM event_links l JOIN site_days d
+           ON d.site_id = l.site_id AND l.to_bucket >= d.day_start AND l.to_bucket < d.day_end
+         WHERE l.from_bucket >= d.day_start
+       ) x GROUP BY x.site_id, x.day_start, x.name`,
+      );
+      await q.query(
+        `INSERT INTO event_day_links (site_id, to_bucket, name, from_bucket, sessions)
+       SELECT l.site_id, l.to_bucket, l.name, l.from_bucket, l.sessions
+       FROM event_links l JOIN site_days d
+         ON d.site_id = l.site_id AND l.to_bucket >= d.day_start AND l.to_bucket < d.day_end
+       WHERE l.from_bucket < d.day_start`,
+      );
+    },
+  );
+}
+
+interface SiteSpan {
+  site_id: number;
+  timezone: string;
+  first: Date | string;
+  last: Date | string;
+}
+
+/**
+ * Runs `fill` with a TEMPORARY table site_days (site_id, day_start, day_end) holding the local
+ * days (of `zoneOf(site's zone)`) that cover each site's span, computed here with the function
+ * `aggregate` buckets by (localDayStart).
+ */
+async function withSiteDays(
+  q: Queryable,
+  dialect: SqlDialect,
+  spans: readonly SiteSpan[],
+  zoneOf: (siteZone: string) => string,
+  fill: () => Promise<void>,
+): Promise<void> {
   await q.query(
     'CREATE TEMPORARY TABLE site_days (site_id INT NOT NULL, day_start DATETIME NOT NULL, day_end DATETIME NOT NULL, PRIMARY KEY (site_id, day_start))',
   );
@@ -134,18 +215,7 @@ export async function refillDayRollups(
         );
       }
     }
-    const siteIds = spans.map((span) => Number(span.site_id));
-    for (const t of rollups) {
-      await q.query(`DELETE FROM ${t.day} WHERE site_id IN (${siteIds.map(() => '?').join(', ')})`, siteIds);
-      const keys = t.keys.map((k) => `r.${k}`);
-      await q.query(
-        `INSERT INTO ${t.day} (site_id, bucket, ${[...t.keys, ...t.texts, ...t.sums].join(', ')})
-         SELECT r.site_id, d.day_start, ${[...keys, ...t.texts.map((c) => `MIN(r.${c})`), ...t.sums.map((c) => `SUM(r.${c})`)].join(', ')}
-         FROM ${t.quarter} r JOIN site_days d
-           ON d.site_id = r.site_id AND r.bucket >= d.day_start AND r.bucket < d.day_end
-         GROUP BY r.site_id, d.day_start, ${keys.join(', ')}`,
-      );
-    }
+    await fill();
   } finally {
     // TEMPORARY: a plain DROP TABLE would commit aggregate's transaction on MariaDB.
     await q.query(dialect.name === 'sqlite' ? 'DROP TABLE temp.site_days' : 'DROP TEMPORARY TABLE site_days');

@@ -1,4 +1,5 @@
-import { eventRollupDeltas, SessionEventBucket } from './event-rollup';
+import { eventDayDeltas, eventRollupDeltas, SessionEventBucket } from './event-rollup';
+import { localDayBucket } from './session-rollup';
 
 const at = (hhmm: string) => new Date(`2026-03-01T${hhmm}:00Z`);
 const row = (session_id: string, name: string, hhmm: string, hits: number): SessionEventBucket => ({
@@ -55,5 +56,46 @@ describe('eventRollupDeltas', () => {
     );
     expect(rollups).toEqual([{ bucket: at('10:00'), name: 'play', occurrences: 2, sessions: 0 }]);
     expect(links).toEqual([]);
+  });
+});
+
+describe('eventDayDeltas', () => {
+  // New York: the day of 2026-03-01 starts at 05:00 UTC.
+  const dayOf = localDayBucket('America/New_York');
+  const late = (hhmm: string) => new Date(`2026-03-02T${hhmm}:00Z`);
+
+  it('counts a session once per site day and keeps only the links between two days', () => {
+    const sessions = [
+      // a: 03:00 (the day before in New York), 10:00, 10:15, 11:00, then 04:45 the next UTC day
+      // (still 2026-03-01 in New York); b: 10:00 only.
+      row('a', 'play', '03:00', 1),
+      row('a', 'play', '10:00', 1),
+      row('a', 'play', '10:15', 2),
+      row('a', 'play', '11:00', 1),
+      { session_id: 'a', name: 'play', bucket: late('04:45'), hits: 1 },
+      row('b', 'play', '10:00', 1),
+    ];
+    const { rollups, links } = eventDayDeltas(eventRollupDeltas([], sessions), dayOf);
+    expect(rollups).toEqual([
+      { bucket: new Date('2026-02-28T05:00:00Z'), name: 'play', occurrences: 1, sessions: 1 },
+      { bucket: new Date('2026-03-01T05:00:00Z'), name: 'play', occurrences: 6, sessions: 2 },
+    ]);
+    expect(links).toEqual([{ toBucket: at('10:00'), name: 'play', fromBucket: at('03:00'), sessions: 1 }]);
+  });
+
+  it('nets a day row out when a late hit only moves a session within its day', () => {
+    const before = eventRollupDeltas([], [row('a', 'play', '10:00', 1)]);
+    const after = eventRollupDeltas(
+      [row('a', 'play', '10:00', 1)],
+      [row('a', 'play', '10:00', 1), row('a', 'play', '12:00', 1)],
+    );
+    expect(eventDayDeltas(before, dayOf).rollups).toEqual([
+      { bucket: new Date('2026-03-01T05:00:00Z'), name: 'play', occurrences: 1, sessions: 1 },
+    ]);
+    // The new bucket adds a session to its quarter hour and a link within the day: the day gains a hit only.
+    expect(eventDayDeltas(after, dayOf)).toEqual({
+      rollups: [{ bucket: new Date('2026-03-01T05:00:00Z'), name: 'play', occurrences: 1, sessions: 0 }],
+      links: [],
+    });
   });
 });

@@ -65,3 +65,41 @@ export function eventRollupDeltas(
     links: [...links.values()].filter((d) => d.sessions !== 0),
   };
 }
+
+/**
+ * The same changes by the site's day (`dayOf`: localDayBucket, whose days hold whole 15-minute
+ * buckets), for event_day_rollups and event_day_links. A day row counts the hits of the name in
+ * the day and the sessions with such hits: Σ sessions of its buckets − Σ links between two of
+ * its buckets (a session's buckets within a day are a chain). A link between buckets of two
+ * different days stays a link (event_day_links, still by 15-minute buckets): a range read from
+ * day rows subtracts those whose both ends are in it, and the 15-minute links in its ragged
+ * quarter hours, and so counts each session once (events.queries.ts).
+ */
+export function eventDayDeltas(
+  deltas: { rollups: readonly EventRollupDelta[]; links: readonly EventLinkDelta[] },
+  dayOf: (bucket: Date) => Date,
+): { rollups: EventRollupDelta[]; links: EventLinkDelta[] } {
+  const days = new Map<string, EventRollupDelta>();
+  const dayRow = (bucket: Date, name: string) => {
+    const day = dayOf(bucket);
+    const key = `${day.getTime()}\u0000${name}`;
+    const row = days.get(key) ?? { bucket: day, name, occurrences: 0, sessions: 0 };
+    days.set(key, row);
+    return row;
+  };
+  for (const d of deltas.rollups) {
+    const row = dayRow(d.bucket, d.name);
+    row.occurrences += d.occurrences;
+    row.sessions += d.sessions;
+  }
+  const links: EventLinkDelta[] = [];
+  for (const l of deltas.links) {
+    if (dayOf(l.fromBucket).getTime() === dayOf(l.toBucket).getTime())
+      dayRow(l.toBucket, l.name).sessions -= l.sessions;
+    else links.push({ ...l });
+  }
+  return {
+    rollups: [...days.values()].filter((d) => d.sessions !== 0 || d.occurrences !== 0),
+    links,
+  };
+}
