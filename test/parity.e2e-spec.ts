@@ -11,6 +11,7 @@ import { EventsService } from '../apps/api/src/events/events.service';
 import {
   CONVERTED_DAY_ROLLUP,
   refillDayRollups,
+  refillPathSpanRollups,
   SESSION_BUCKET_DAY_ROLLUPS,
 } from '@app/stats/rollups/day-refill';
 import { event, pageview, purchase } from './support/hits';
@@ -299,5 +300,30 @@ describe('Rollup path = raw path (parity)', () => {
       await runner.release();
     }
     expect(await dayRows()).toEqual(kept);
+  });
+
+  /**
+   * The entry and exit pages by blocks of 4, 16 and 64 site days, which the overview reads for
+   * the whole blocks of a range (March: three 4-day blocks and a 16-day block): `aggregate` keeps
+   * them from its day deltas, the migration sums them from the day rows, and both agree.
+   */
+  it('the path span rows aggregate keeps are the sums of the day rows the migration fills', async () => {
+    const spanRows = async () =>
+      plain(
+        await env.ds.query(
+          'SELECT * FROM session_path_span_rollups ORDER BY site_id, dimension, span, bucket, path_hash',
+        ),
+      ) as Array<{ span: number }>;
+    const kept = await spanRows();
+    expect(new Set(kept.map((r) => Number(r.span)))).toEqual(new Set([4, 16, 64]));
+    const runner = env.ds.createQueryRunner();
+    try {
+      await env.ds.query('DELETE FROM session_path_span_rollups');
+      expect(await spanRows()).toEqual([]);
+      await refillPathSpanRollups(runner, { dialect: env.dialect });
+    } finally {
+      await runner.release();
+    }
+    expect(await spanRows()).toEqual(kept);
   });
 });

@@ -2,13 +2,22 @@
 -- parameters:
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
---   $3 = 2026-04-02T22:00:00.000Z
---   $4 = 1
---   $5 = 7
---   $6 = 2026-03-19T23:00:00.000Z
---   $7 = 2026-04-02T22:00:00.000Z
---   $8 = 10
---   $9 = 10
+--   $3 = 2026-03-31T22:00:00.000Z
+--   $4 = 4
+--   $5 = 1
+--   $6 = 7
+--   $7 = 2026-03-31T22:00:00.000Z
+--   $8 = 2026-04-02T22:00:00.000Z
+--   $9 = 1
+--   $10 = 7
+--   $11 = 2026-03-19T23:00:00.000Z
+--   $12 = 2026-03-31T22:00:00.000Z
+--   $13 = 4
+--   $14 = 7
+--   $15 = 2026-03-31T22:00:00.000Z
+--   $16 = 2026-04-02T22:00:00.000Z
+--   $17 = 10
+--   $18 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -33,22 +42,43 @@ FROM
           COALESCE(
             `c`.`value`,
             CASE `c`.`list`
-              WHEN 'entry_path' THEN (
+              WHEN 'entry_path' THEN COALESCE(
                 (
-                  SELECT
-                    `n`.`path`
-                  FROM
-                    `session_path_day_rollups` AS `n`
-                  WHERE
-                    (
-                      `n`.`site_id` = ?
-                      AND `n`.`dimension` = 'entry_path'
-                      AND `n`.`bucket` >= ?
-                      AND `n`.`bucket` < ?
-                    )
-                    AND `n`.`path_hash` = `c`.`path_hash`
-                  LIMIT
-                    ?
+                  (
+                    SELECT
+                      `n`.`path`
+                    FROM
+                      `session_path_span_rollups` AS `n`
+                    WHERE
+                      (
+                        `n`.`site_id` = ?
+                        AND `n`.`dimension` = 'entry_path'
+                        AND `n`.`bucket` >= ?
+                        AND `n`.`bucket` < ?
+                      )
+                      AND `n`.`span` = ?
+                      AND `n`.`path_hash` = `c`.`path_hash`
+                    LIMIT
+                      ?
+                  )
+                ),
+                (
+                  (
+                    SELECT
+                      `n`.`path`
+                    FROM
+                      `session_path_day_rollups` AS `n`
+                    WHERE
+                      (
+                        `n`.`site_id` = ?
+                        AND `n`.`dimension` = 'entry_path'
+                        AND `n`.`bucket` >= ?
+                        AND `n`.`bucket` < ?
+                      )
+                      AND `n`.`path_hash` = `c`.`path_hash`
+                    LIMIT
+                      ?
+                  )
                 )
               )
             END
@@ -76,6 +106,20 @@ FROM
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   (
+                    SELECT
+                      `p`.`path_hash`,
+                      `p`.`sessions`
+                    FROM
+                      `session_path_span_rollups` AS `p`
+                    WHERE
+                      (
+                        `p`.`site_id` = ?
+                        AND `p`.`dimension` = 'entry_path'
+                        AND `p`.`bucket` >= ?
+                        AND `p`.`bucket` < ?
+                      )
+                      AND `p`.`span` = ?
+                    UNION ALL
                     SELECT
                       `p`.`path_hash`,
                       `p`.`sessions`

@@ -333,6 +333,8 @@ export interface StatsDatabase {
   /** session_rollups and session_path_rollups by the site's local day (migrations 1765400000000, 1766400000000). */
   session_day_rollups: SessionRollupsTable;
   session_path_day_rollups: SessionPathRollupsTable;
+  /** session_path_day_rollups by aligned blocks of `span` site days (migration 1766600000000). */
+  session_path_span_rollups: SessionPathRollupsTable & { span: number };
   visitor_first_rollups: VisitorFirstRollupsTable;
   visitor_sketches: VisitorSketchesTable;
   visitor_value_sketches: VisitorValueSketchesTable;

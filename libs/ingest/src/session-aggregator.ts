@@ -37,6 +37,7 @@ import {
   SessionBucketRollupBuilder,
 } from './session-bucket-rollup-builder';
 import { VisitorSketchBuilder } from './visitor-sketch-builder';
+import { daySpanBucket, PathSpanDelta, pathSpanDeltas } from '@app/stats/rollups/day-split';
 
 export const AGGREGATE_CHUNK = 2000;
 
@@ -103,6 +104,7 @@ export class SessionAggregator {
   private readonly pageviews: SessionBucketRollupBuilder;
   private readonly revenue: SessionBucketRollupBuilder;
   private localDays = new Map<number, (instant: Date) => Date>();
+  private daySpans = new Map<number, (span: number) => (dayStart: Date) => Date>();
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -130,6 +132,7 @@ export class SessionAggregator {
     const started = process.hrtime.bigint();
     this.stopRequested = false;
     this.localDays = new Map();
+    this.daySpans = new Map();
     const summary: AggregateSummary = {
       sessions: 0,
       visitors: 0,
@@ -192,11 +195,12 @@ export class SessionAggregator {
         sessionRollupDeltas(before, after, localDay),
         'session_day_rollups',
       );
-      await this.applyPathRollupDeltas(
+      const pathDays = pathRollupDeltas(before, after, localDay);
+      await this.applyPathRollupDeltas(em, siteId, pathDays, 'session_path_day_rollups');
+      await this.applyPathSpanRollupDeltas(
         em,
         siteId,
-        pathRollupDeltas(before, after, localDay),
-        'session_path_day_rollups',
+        pathSpanDeltas(pathDays, await this.daySpansOf(em, siteId)),
       );
       await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
       await this.applyAttributeRollupDeltas(
@@ -258,13 +262,35 @@ export class SessionAggregator {
   private async localDayOf(em: EntityManager, siteId: number): Promise<(instant: Date) => Date> {
     const known = this.localDays.get(siteId);
     if (known) return known;
+    const bucketOf = localDayBucket(await this.siteZone(em, siteId));
+    this.localDays.set(siteId, bucketOf);
+    return bucketOf;
+  }
+
+  /** The path span rollups' block functions of a site (daySpanBucket per span), one per site and run. */
+  private async daySpansOf(
+    em: EntityManager,
+    siteId: number,
+  ): Promise<(span: number) => (dayStart: Date) => Date> {
+    const known = this.daySpans.get(siteId);
+    if (known) return known;
+    const zone = await this.siteZone(em, siteId);
+    const bySpan = new Map<number, (dayStart: Date) => Date>();
+    const blockOf = (span: number) => {
+      const of = bySpan.get(span) ?? daySpanBucket(zone, span);
+      bySpan.set(span, of);
+      return of;
+    };
+    this.daySpans.set(siteId, blockOf);
+    return blockOf;
+  }
+
+  private async siteZone(em: EntityManager, siteId: number): Promise<string> {
     const [site]: Array<{ timezone: string }> = await em.query('SELECT timezone FROM sites WHERE id = ?', [
       siteId,
     ]);
     if (!site) throw new Error(`site ${siteId} has hits queued for aggregation but no row in sites`);
-    const bucketOf = localDayBucket(site.timezone);
-    this.localDays.set(siteId, bucketOf);
-    return bucketOf;
+    return site.timezone;
   }
 
   /** The first-session starts these visitors have in the visitors table. */
@@ -359,6 +385,21 @@ export class SessionAggregator {
       sums: ['sessions'],
       identity: ['dimension', 'bucket', 'path_hash'],
       keyValues: (r) => [r.dimension, r.bucket, md5(r.path), r.path],
+      sumValues: (r) => [r.sessions],
+      count: SESSIONS_COUNT,
+    });
+  }
+  private applyPathSpanRollupDeltas(
+    em: EntityManager,
+    siteId: number,
+    deltas: PathSpanDelta[],
+  ): Promise<void> {
+    return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
+      table: 'session_path_span_rollups',
+      keys: ['dimension', 'span', 'bucket', 'path_hash', 'path'],
+      sums: ['sessions'],
+      identity: ['dimension', 'span', 'bucket', 'path_hash'],
+      keyValues: (r) => [r.dimension, r.span, r.bucket, md5(r.path), r.path],
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });

@@ -279,6 +279,22 @@ export function nextLocalDayStart(instant: Date, zone: string): Date {
   return start <= instant ? startOfLocalDay(local.plus({ days: 1 }), zone) : start;
 }
 
+/** The local calendar date of the site day holding `instant` (localDayStart), as days since 1970-01-01. */
+export function localDayNumber(instant: Date, zone: string): number {
+  const local = DateTime.fromJSDate(localDayStart(instant, zone), { zone: ianaZone(zone) });
+  return Math.round(Date.UTC(local.year, local.month - 1, local.day) / 86_400_000);
+}
+
+/** The first instant of the local day numbered `day` (localDayNumber): localDayStart of its noon. */
+export function localDayNumberStart(day: number, zone: string): Date {
+  const date = new Date(day * 86_400_000);
+  const noon = DateTime.fromObject(
+    { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), hour: 12 },
+    { zone },
+  );
+  return localDayStart(noon.toJSDate(), zone);
+}
+
 /** The first instant of a local calendar day; where midnight does not exist (DST at 00:00) it is 01:00. */
 function startOfLocalDay(day: DateTime, zone: string): Date {
   return DateTime.fromObject({ year: day.year, month: day.month, day: day.day }, { zone })

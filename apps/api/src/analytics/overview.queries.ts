@@ -4,6 +4,7 @@ import {
   ReportDb,
   ReportStatement,
   rollupParts,
+  rollupSpanParts,
   unionAllOf,
   sessionMetrics,
   sessionRollupMetrics,
@@ -95,8 +96,15 @@ export const overviewStatements = {
         }
         const rollup = table.kind === 'rollup';
         if (rollup && (list === 'entry_path' || list === 'exit_path')) {
-          // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
-          const parts = rollupParts(query, 'session_path_rollups', 'session_path_day_rollups');
+          // Whole aligned blocks of site days from the span rows, the days and quarter hours around them.
+          const parts = rollupSpanParts(
+            query,
+            'session_path_rollups',
+            'session_path_day_rollups',
+            'session_path_span_rollups',
+          );
+          const ofSpan = (part: (typeof parts)[number], alias: string) =>
+            sql<SqlBool>`${sql.ref(`${alias}.span`)} = ${part.span}`;
           pathOf.set(list, (hash) => {
             const named = parts.map(
               (part) =>
@@ -104,6 +112,7 @@ export const overviewStatements = {
                   .selectFrom(`${part.table} as n` as 'session_path_rollups as n')
                   .select('n.path')
                   .where(where.sessionPathRollups(part.query, list, 'n'))
+                  .$if(part.span > 0, (qb) => qb.where(ofSpan(part, 'n')))
                   .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${hash}`)
                   .limit(1)})`,
             );
@@ -116,7 +125,8 @@ export const overviewStatements = {
                   d.builder
                     .selectFrom(`${part.table} as p` as 'session_path_rollups as p')
                     .select(['p.path_hash', 'p.sessions'])
-                    .where(where.sessionPathRollups(part.query, list, 'p')),
+                    .where(where.sessionPathRollups(part.query, list, 'p'))
+                    .$if(part.span > 0, (qb) => qb.where(ofSpan(part, 'p'))),
                 ),
               ).as('p'),
             )

@@ -13,6 +13,7 @@ import { SqliteHitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-v
 import { SqliteSessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
 import { SqliteSiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 import { SqliteEventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
+import { SqlitePathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -30,4 +31,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionAttributeDayRollups1766300000000,
   SqliteSiteDayRollups1766400000000,
   SqliteEventDayRollups1766500000000,
+  SqlitePathSpanRollups1766600000000,
 ];

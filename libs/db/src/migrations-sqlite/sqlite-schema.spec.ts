@@ -345,6 +345,21 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  session_path_span_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'dimension TEXT',
+      'span INTEGER',
+      'bucket DATETIME',
+      'path_hash BLOB',
+      'path TEXT',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'dimension', 'span', 'bucket', 'path_hash'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_path_day_rollups: {
     columns: [
       'site_id INTEGER',

@@ -22,6 +22,7 @@ import { HitsByVisitorSteps1766200000000 } from './1766200000000-hits-by-visitor
 import { SessionAttributeDayRollups1766300000000 } from './1766300000000-session-attribute-day-rollups';
 import { SiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 import { EventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
+import { PathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -48,4 +49,5 @@ export const MIGRATIONS = [
   SessionAttributeDayRollups1766300000000,
   SiteDayRollups1766400000000,
   EventDayRollups1766500000000,
+  PathSpanRollups1766600000000,
 ];

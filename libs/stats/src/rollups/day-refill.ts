@@ -1,6 +1,7 @@
 import type { SqlDialect } from '@app/db/dialect';
 import { fromStoredDatetime } from '@app/db/sqlite/datetimes';
-import { localDayStart, nextLocalDayStart } from '../date-range';
+import { localDayNumber, localDayNumberStart, localDayStart, nextLocalDayStart } from '../date-range';
+import { DAY_SPANS } from './day-split';
 
 /** A QueryRunner (migrations) or an EntityManager (aggregate, in its transaction). */
 export interface Queryable {
@@ -173,6 +174,61 @@ export async function refillEventDayRollups(
       );
     },
   );
+}
+
+/**
+ * Re-fills session_path_span_rollups (migration 1766600000000) from session_path_day_rollups: per
+ * site, list and span of DAY_SPANS, the day rows of each block summed (daySpanBucket's blocks),
+ * over a TEMPORARY table of the blocks that cover each site's day rows.
+ */
+export async function refillPathSpanRollups(
+  q: Queryable,
+  { dialect }: { dialect: SqlDialect },
+): Promise<void> {
+  const spans = (await q.query(
+    `SELECT s.id AS site_id, s.timezone AS timezone, MIN(r.bucket) AS first, MAX(r.bucket) AS last
+     FROM sites s JOIN session_path_day_rollups r ON r.site_id = s.id GROUP BY s.id, s.timezone`,
+  )) as SiteSpan[];
+  await q.query('DELETE FROM session_path_span_rollups');
+  if (spans.length === 0) return;
+  await q.query(
+    'CREATE TEMPORARY TABLE site_blocks (site_id INT NOT NULL, span INT NOT NULL, block_start DATETIME NOT NULL, block_end DATETIME NOT NULL, PRIMARY KEY (site_id, span, block_start))',
+  );
+  try {
+    for (const site of spans) {
+      const first = localDayNumber(asDate(site.first), site.timezone);
+      const last = localDayNumber(asDate(site.last), site.timezone);
+      const blocks: unknown[][] = [];
+      for (const span of DAY_SPANS) {
+        for (let day = first - (((first % span) + span) % span); day <= last; day += span) {
+          blocks.push([
+            Number(site.site_id),
+            span,
+            localDayNumberStart(day, site.timezone),
+            localDayNumberStart(day + span, site.timezone),
+          ]);
+        }
+      }
+      for (let i = 0; i < blocks.length; i += DAYS_PER_STATEMENT) {
+        const part = blocks.slice(i, i + DAYS_PER_STATEMENT);
+        await q.query(
+          `INSERT INTO site_blocks (site_id, span, block_start, block_end) VALUES ${part.map(() => '(?, ?, ?, ?)').join(', ')}`,
+          part.flat(),
+        );
+      }
+    }
+    await q.query(
+      `INSERT INTO session_path_span_rollups (site_id, dimension, span, bucket, path_hash, path, sessions)
+       SELECT r.site_id, r.dimension, b.span, b.block_start, r.path_hash, MIN(r.path), SUM(r.sessions)
+       FROM session_path_day_rollups r JOIN site_blocks b
+         ON b.site_id = r.site_id AND r.bucket >= b.block_start AND r.bucket < b.block_end
+       GROUP BY r.site_id, r.dimension, b.span, b.block_start, r.path_hash`,
+    );
+  } finally {
+    await q.query(
+      dialect.name === 'sqlite' ? 'DROP TABLE temp.site_blocks' : 'DROP TEMPORARY TABLE site_blocks',
+    );
+  }
 }
 
 interface SiteSpan {

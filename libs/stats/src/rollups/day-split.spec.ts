@@ -1,6 +1,13 @@
-import { buckets, resolveRange } from '../date-range';
+import {
+  buckets,
+  localDayNumber,
+  localDayNumberStart,
+  localDayStart,
+  nextLocalDayStart,
+  resolveRange,
+} from '../date-range';
 import type { StatsQuery } from '../query/stats-query';
-import { rollupParts } from './day-split';
+import { daySpanBucket, daySpanParts, rollupParts } from './day-split';
 import { localDayBucket } from './session-rollup';
 
 const query = (siteZone: string, from: string, to: string, timezone?: string): StatsQuery => ({
@@ -81,4 +88,51 @@ describe('localDayBucket', () => {
       }
     },
   );
+});
+
+describe('daySpanParts: whole site days as aligned blocks', () => {
+  const iso = (parts: ReturnType<typeof daySpanParts>) =>
+    parts.map((p) => [p.span, p.from.toISOString(), p.to.toISOString()]);
+
+  it('reads March (days 20513–20543 since 1970) as 3 days, three 4-day blocks and a 16-day block, across a DST change', () => {
+    const q = query('America/New_York', '2026-03-01', '2026-03-31');
+    expect(iso(daySpanParts(q.range.startUtc, q.range.endUtc, 'America/New_York'))).toEqual([
+      [1, '2026-03-01T05:00:00.000Z', '2026-03-04T05:00:00.000Z'],
+      [4, '2026-03-04T05:00:00.000Z', '2026-03-16T04:00:00.000Z'],
+      [16, '2026-03-16T04:00:00.000Z', '2026-04-01T04:00:00.000Z'],
+    ]);
+  });
+
+  it('keeps single days where no block fits, and blocks by the local calendar in +05:45', () => {
+    const nyc = query('America/New_York', '2026-03-05', '2026-03-09');
+    expect(iso(daySpanParts(nyc.range.startUtc, nyc.range.endUtc, 'America/New_York'))).toEqual([
+      [1, '2026-03-05T05:00:00.000Z', '2026-03-10T04:00:00.000Z'],
+    ]);
+    const ktm = query('Asia/Kathmandu', '2026-02-26', '2026-03-20');
+    expect(iso(daySpanParts(ktm.range.startUtc, ktm.range.endUtc, 'Asia/Kathmandu'))).toEqual([
+      [1, '2026-02-25T18:15:00.000Z', '2026-02-27T18:15:00.000Z'],
+      [16, '2026-02-27T18:15:00.000Z', '2026-03-15T18:15:00.000Z'],
+      [4, '2026-03-15T18:15:00.000Z', '2026-03-19T18:15:00.000Z'],
+      [1, '2026-03-19T18:15:00.000Z', '2026-03-20T18:15:00.000Z'],
+    ]);
+  });
+
+  it.each(['America/New_York', 'America/Havana', 'Asia/Kathmandu', 'Australia/Lord_Howe'])(
+    'numbers every site day of 2026 and back to its start (%s)',
+    (zone) => {
+      let day = localDayStart(new Date('2026-01-01T12:00:00Z'), zone);
+      for (let i = 0; i < 365; i++) {
+        expect(localDayNumberStart(localDayNumber(day, zone), zone)).toEqual(day);
+        const next = nextLocalDayStart(day, zone);
+        expect(localDayNumber(next, zone)).toBe(localDayNumber(day, zone) + 1);
+        day = next;
+      }
+    },
+  );
+
+  it('puts a site day in the block of its span that holds it', () => {
+    const block = daySpanBucket('America/New_York', 16);
+    expect(block(new Date('2026-03-20T04:00:00Z')).toISOString()).toBe('2026-03-16T04:00:00.000Z');
+    expect(block(new Date('2026-03-15T04:00:00Z')).toISOString()).toBe('2026-02-28T05:00:00.000Z');
+  });
 });

@@ -1,6 +1,12 @@
-import { localDayStart, nextLocalDayStart, type Bucket } from '../date-range';
+import {
+  localDayNumber,
+  localDayNumberStart,
+  localDayStart,
+  nextLocalDayStart,
+  type Bucket,
+} from '../date-range';
 import type { StatsQuery } from '../query/stats-query';
-import { ROLLUP_BUCKET_MS } from './session-rollup';
+import { PathRollupDelta, ROLLUP_BUCKET_MS } from './session-rollup';
 
 /** One part of a range total read from a rollup kept at two grains. */
 export interface RollupPart<T extends string> {
@@ -60,4 +66,109 @@ export function rollupParts<T extends string>(
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any Kysely select that can union with its own kind
 export function unionAllOf<Q extends { unionAll(other: any): Q }>(parts: readonly Q[]): Q {
   return parts.slice(1).reduce((union, part) => union.unionAll(part), parts[0]);
+}
+
+/**
+ * The spans of the path span rollups (session_path_span_rollups), in site days, largest first:
+ * a block of `span` days starts on a local day whose number (days since 1970-01-01) is a
+ * multiple of `span`.
+ */
+export const DAY_SPANS = [64, 16, 4] as const;
+
+/** Whole site days `[from, to)` read from the rows of one span (1: the day rows). */
+export interface DaySpanPart {
+  span: number;
+  from: Date;
+  to: Date;
+}
+
+/**
+ * The whole site days `[firstDay, lastDay)` (local day starts) as aligned blocks of DAY_SPANS
+ * days where they fit and single days elsewhere, the largest block first at every day; runs
+ * of the same span merged into one part. A 30-day range is at most a few blocks and days, so
+ * a total over it reads a few rows per value instead of 30.
+ */
+export function daySpanParts(firstDay: Date, lastDay: Date, zone: string): DaySpanPart[] {
+  const end = localDayNumber(lastDay, zone);
+  const parts: Array<{ span: number; from: number; to: number }> = [];
+  for (let day = localDayNumber(firstDay, zone); day < end;) {
+    const span = DAY_SPANS.find((s) => day % s === 0 && day + s <= end) ?? 1;
+    const last = parts.at(-1);
+    if (last && last.span === span && last.to === day) last.to = day + span;
+    else parts.push({ span, from: day, to: day + span });
+    day += span;
+  }
+  return parts.map((p) => ({
+    span: p.span,
+    from: localDayNumberStart(p.from, zone),
+    to: localDayNumberStart(p.to, zone),
+  }));
+}
+
+/** A site's block of `span` days holding a site day (by its start): the block's first day start, memoised. */
+export function daySpanBucket(zone: string, span: number): (dayStart: Date) => Date {
+  const blocks = new Map<number, Date>();
+  return (dayStart) => {
+    const known = blocks.get(dayStart.getTime());
+    if (known) return known;
+    const day = localDayNumber(dayStart, zone);
+    const block = localDayNumberStart(day - (((day % span) + span) % span), zone);
+    blocks.set(dayStart.getTime(), block);
+    return block;
+  };
+}
+
+/** A session_path_span_rollups change: sessions of a path in a block of `span` site days. */
+export interface PathSpanDelta extends PathRollupDelta {
+  span: number;
+}
+
+/**
+ * The path day rollup's changes (buckets: site days) by the blocks of every span of DAY_SPANS
+ * that hold them (`blockOf(span)`: daySpanBucket of the site's zone), rows left with no change
+ * dropped.
+ */
+export function pathSpanDeltas(
+  days: readonly PathRollupDelta[],
+  blockOf: (span: number) => (dayStart: Date) => Date,
+): PathSpanDelta[] {
+  const blocks = new Map<string, PathSpanDelta>();
+  for (const span of DAY_SPANS) {
+    const of = blockOf(span);
+    for (const d of days) {
+      const bucket = of(d.bucket);
+      const key = `${span}\u0000${bucket.getTime()}\u0000${d.dimension}\u0000${d.path}`;
+      const block = blocks.get(key) ?? { ...d, bucket, span, sessions: 0 };
+      block.sessions += d.sessions;
+      blocks.set(key, block);
+    }
+  }
+  return [...blocks.values()].filter((b) => b.sessions !== 0);
+}
+
+/** A part of a range read from a rollup kept by 15 minutes, by day and by blocks of days. */
+export interface RollupSpanPart<T extends string> extends RollupPart<T> {
+  /** The block length in days of a `spanTable` part (its rows' `span`); 0 for the other tables. */
+  span: number;
+}
+
+/**
+ * rollupParts with the whole site days read as daySpanParts: aligned blocks from `spanTable`
+ * (rows with a `span` column), the days around them from `dayTable`.
+ */
+export function rollupSpanParts<T extends string>(
+  query: StatsQuery,
+  quarterTable: T,
+  dayTable: T,
+  spanTable: T,
+): RollupSpanPart<T>[] {
+  return rollupParts(query, quarterTable, dayTable).flatMap((part): RollupSpanPart<T>[] => {
+    if (part.table !== dayTable) return [{ ...part, span: 0 }];
+    const { startUtc, endUtc } = part.query.range;
+    return daySpanParts(startUtc, endUtc, query.site.timezone).map((s) => ({
+      table: s.span === 1 ? dayTable : spanTable,
+      query: { ...part.query, range: { ...part.query.range, startUtc: s.from, endUtc: s.to } },
+      span: s.span === 1 ? 0 : s.span,
+    }));
+  });
 }
