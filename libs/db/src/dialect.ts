@@ -56,8 +56,11 @@ export interface SqlDialect {
    * SERIALIZABLE on SQLite, its only level (one writer at a time).
    */
   readonly writeIsolation: 'READ COMMITTED' | 'SERIALIZABLE';
-  /** What follows `(a, b) IN ` to list `rows` rows of `width` parameters each. */
-  rowList(rows: number, width: number): string;
+  /**
+   * A condition that holds where `columns` equal those of one of `rows` rows of parameters
+   * (one `?` per column, row after row), written so that an index on `columns` is used.
+   */
+  rowsIn(columns: readonly string[], rows: number): string;
   /** INSERT … that overwrites the row with the same primary key. */
   replaceInto(table: string, columns: readonly string[]): string;
   /**
@@ -213,8 +216,13 @@ class MysqlFamilyDialect implements SqlDialect {
     return `REPLACE INTO ${table} (${columns.join(',')})`;
   }
 
-  rowList(rows: number, width: number): string {
-    return `(${parameterRows(Array(width).fill('?'), rows, ', ')})`;
+  rowsIn(columns: readonly string[], rows: number): string {
+    // Not `(a, b) IN ((?, ?), …)`: MariaDB 10.11 builds no index range from a row constructor
+    // whose columns include an ENUM compared with strings (the rollups' `dimension`), and read
+    // every row of the site instead (EXPLAIN: 130,807 of session_path_rollups' rows at 1M for
+    // two listed rows). Equalities joined by OR give one range per row.
+    const row = `(${columns.map((c) => `${c} = ?`).join(' AND ')})`;
+    return `(${Array(rows).fill(row).join(' OR ')})`;
   }
 
   upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string {

@@ -47,11 +47,23 @@ export async function writeRollupDeltas<R>(
   const emptied = deltas.filter((r) => rollup.count.of(r) < 0);
   for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
     const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
-    await em.query(
-      `DELETE FROM ${rollup.table} WHERE site_id = ? AND ${rollup.count.column} = 0 AND (${rollup.identity.join(', ')}) IN ${d.rowList(part.length, rollup.identity.length)}`,
-      [siteId, ...part.flatMap((r) => rollup.keyValues(r).slice(0, rollup.identity.length))],
-    );
+    await em.query(deleteEmptiedRows(d, rollup, part.length), [
+      siteId,
+      ...part.flatMap((r) => rollup.keyValues(r).slice(0, rollup.identity.length)),
+    ]);
   }
+}
+
+/**
+ * The DELETE of the rows of one site that `rows` deltas may have emptied: the site's id, then
+ * each row's identity. Each listed row is read by the primary key, never the site's whole table.
+ */
+export function deleteEmptiedRows(
+  d: SqlDialect,
+  rollup: Pick<RollupTable<never>, 'table' | 'identity'> & { count: { column: string } },
+  rows: number,
+): string {
+  return `DELETE FROM ${rollup.table} WHERE site_id = ? AND ${rollup.count.column} = 0 AND ${d.rowsIn(rollup.identity, rows)}`;
 }
 
 /**

@@ -181,7 +181,7 @@ export class VisitorSketchBuilder {
     const kept = sketches.filter((s) => !empty.includes(s));
     if (empty.length > 0) {
       await em.query(
-        `DELETE FROM visitor_sketches WHERE site_id = ? AND (grain, bucket) IN ${this.sql.dialect.rowList(empty.length, 2)}`,
+        `DELETE FROM visitor_sketches WHERE site_id = ? AND ${this.sql.dialect.rowsIn(['grain', 'bucket'], empty.length)}`,
         [siteId, ...empty.flatMap((s) => [s.grain, new Date(s.bucket)])],
       );
     }

@@ -149,7 +149,7 @@ describe('sqliteDialect', () => {
 
     it('deletes rows listed as row values', () => {
       db.prepare(sut.insertIgnore('t', ['k', 'j', 'n'], 3)).run('a', 'x', 1, 'a', 'y', 2, 'b', 'x', 3);
-      db.prepare(`DELETE FROM t WHERE (k, j) IN ${sut.rowList(2, 2)}`).run('a', 'y', 'b', 'x');
+      db.prepare(`DELETE FROM t WHERE ${sut.rowsIn(['k', 'j'], 2)}`).run('a', 'y', 'b', 'x');
       expect(rows()).toEqual([{ k: 'a', j: 'x', n: 1, note: null }]);
     });
   });

@@ -35,9 +35,9 @@ class SqliteDialect implements SqlDialect {
     return `REPLACE INTO ${table} (${columns.join(',')})`;
   }
 
-  rowList(rows: number, width: number): string {
+  rowsIn(columns: readonly string[], rows: number): string {
     // SQLite compares a row value with a list of rows only through VALUES.
-    return `(VALUES ${parameterRows(Array(width).fill('?'), rows, ', ')})`;
+    return `(${columns.join(', ')}) IN (VALUES ${parameterRows(Array(columns.length).fill('?'), rows, ', ')})`;
   }
 
   upsertIncrement(table: string, columns: readonly string[], counter: string, rows: number): string {

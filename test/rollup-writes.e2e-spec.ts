@@ -1,0 +1,97 @@
+import { deleteEmptiedRows, RollupTable, SESSIONS_COUNT, writeRollupDeltas } from '@app/ingest/rollup-writer';
+import { TEST_ENGINE, TestEnv } from './support/test-env';
+
+const QUARTER_MS = 15 * 60_000;
+const START = Date.parse('2026-03-01T00:00:00Z');
+const DIMENSIONS = ['channel', 'source', 'country', 'device', 'browser'] as const;
+
+interface Row {
+  dimension: (typeof DIMENSIONS)[number];
+  bucket: Date;
+  value: string;
+  sessions: number;
+}
+
+/** session_rollups, written as `aggregate` writes it (only the sessions and bounces change here). */
+const SESSION_ROLLUP: RollupTable<Row> = {
+  table: 'session_rollups',
+  keys: ['dimension', 'bucket', 'value'],
+  sums: ['sessions', 'bounces', 'session_pageviews', 'duration_seconds'],
+  identity: ['dimension', 'bucket', 'value'],
+  keyValues: (r) => [r.dimension, r.bucket, r.value],
+  sumValues: (r) => [r.sessions, 0, r.sessions, 0],
+  count: SESSIONS_COUNT,
+};
+
+/**
+ * The rows a delta empties are deleted by their key. `aggregate` writes such deletes in every
+ * chunk that derives a session again (late hits, one more hour): read through the site's whole
+ * rollup, as MariaDB did for a row list with an ENUM column (`dimension`), each of them cost in
+ * proportion to the site's rollup rows, not to the rows it deletes.
+ */
+describe('rollup writes: rows emptied by a delta', () => {
+  let env: TestEnv;
+  const site = 7;
+  const rows: Row[] = Array.from({ length: 400 }, (_, i) => ({
+    dimension: DIMENSIONS[i % DIMENSIONS.length],
+    bucket: new Date(START + Math.floor(i / DIMENSIONS.length) * QUARTER_MS),
+    value: `v${i % 3}`,
+    sessions: 2,
+  }));
+  const emptied = [rows[17], rows[263]];
+
+  beforeAll(async () => {
+    env = await TestEnv.create();
+    await writeRollupDeltas(env.ds.manager, env.dialect, site, rows, SESSION_ROLLUP);
+    // Another site's rows under the same keys: never touched.
+    await writeRollupDeltas(env.ds.manager, env.dialect, site + 1, rows, SESSION_ROLLUP);
+  });
+  afterAll(() => env.close());
+
+  it('deletes exactly the rows whose count fell to 0, and only on that site', async () => {
+    const deltas = [...emptied, rows[100]].map((r) => ({ ...r, sessions: r === rows[100] ? -1 : -2 }));
+    await writeRollupDeltas(env.ds.manager, env.dialect, site, deltas, SESSION_ROLLUP);
+    const count = async (siteId: number) =>
+      Number(
+        (
+          await env.ds.query<Array<{ n: number | string }>>(
+            'SELECT COUNT(*) AS n FROM session_rollups WHERE site_id = ?',
+            [siteId],
+          )
+        )[0].n,
+      );
+    expect(await count(site)).toBe(rows.length - emptied.length);
+    expect(await count(site + 1)).toBe(rows.length);
+    const left = await env.ds.query<Array<{ sessions: number | string }>>(
+      `SELECT sessions FROM session_rollups WHERE site_id = ? AND dimension = ? AND value = ? AND bucket = ?`,
+      [site, rows[100].dimension, rows[100].value, rows[100].bucket],
+    );
+    expect(left.map((r) => Number(r.sessions))).toEqual([1]);
+  });
+
+  // A plan, not a time: the listed rows are looked up by the whole primary key.
+  it('reads the listed rows by the whole primary key, not every row of the site', async () => {
+    const statement = deleteEmptiedRows(env.dialect, SESSION_ROLLUP, emptied.length);
+    const parameters = [site, ...emptied.flatMap((r) => SESSION_ROLLUP.keyValues(r))];
+    if (TEST_ENGINE === 'sqlite') {
+      const plan = (
+        await env.ds.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${statement}`, parameters)
+      ).map((r) => r.detail);
+      expect(plan).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(
+            /^SEARCH session_rollups USING .*\(site_id=\? AND dimension=\? AND bucket=\? AND value=\?\)$/,
+          ),
+        ]),
+      );
+    } else {
+      const [plan] = await env.ds.query<Array<{ type: string; key: string; rows: number | string }>>(
+        `EXPLAIN ${statement}`,
+        parameters,
+      );
+      expect(plan).toMatchObject({ type: 'range', key: 'PRIMARY' });
+      // One row per listed key (the old plan: every row of the site, 400).
+      expect(Number(plan.rows)).toBeLessThanOrEqual(emptied.length);
+    }
+  });
+});
