@@ -57,6 +57,12 @@ export interface SqlDialect {
    */
   readonly writeIsolation: 'READ COMMITTED' | 'SERIALIZABLE';
   /**
+   * How many write transactions one process runs at once where their rows are apart (the
+   * aggregator's sites of a chunk): several on the MySQL family, whose row locks keep them
+   * apart, so that one's round trips overlap another's work; one on SQLite, one writer.
+   */
+  readonly writers: number;
+  /**
    * A condition that holds where `columns` equal those of one of `rows` rows of parameters
    * (one `?` per column, row after row), written so that an index on `columns` is used.
    */
@@ -202,6 +208,7 @@ const TIME_BUDGET_ERRNOS = [1969, 3024];
 class MysqlFamilyDialect implements SqlDialect {
   readonly builder = compileOnlyBuilder('mysql');
   readonly writeIsolation = 'READ COMMITTED' as const;
+  readonly writers = 4;
   readonly exactCollation: string;
 
   constructor(readonly name: 'mariadb' | 'mysql') {

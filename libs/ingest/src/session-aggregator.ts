@@ -27,6 +27,7 @@ import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
+import { eachAtOnce, shareOut } from './at-once';
 import { withDeadlockRetry } from './retry';
 import { inList, ROLLUP_WRITE_ROWS, SESSIONS_COUNT, writeRollupDeltas } from './rollup-writer';
 import { EventRollupBuilder } from './event-rollup-builder';
@@ -146,11 +147,9 @@ export class SessionAggregator {
     summary.goalSites = await this.goals.reconcile();
     for (;;) {
       if (this.stopRequested) break;
-      const done = await withDeadlockRetry(() =>
-        this.ds.transaction(this.sql.dialect.writeIsolation, (em) => this.aggregateChunk(em, chunkSize)),
-      );
-      if (done.sessions === 0) break;
-      // After the commit (see HitImporter): reports cached under the new version see this chunk.
+      const done = await this.aggregateChunk(chunkSize);
+      if (done.queued === 0) break;
+      // After the commits (see HitImporter): reports cached under the new version see this chunk.
       await bumpDataVersions(this.ds.manager, this.sql.dialect, done.sites);
       summary.sessions += done.sessions;
       summary.visitors += done.visitors;
@@ -164,95 +163,126 @@ export class SessionAggregator {
     return summary;
   }
 
+  /**
+   * The next `chunkSize` queued sessions, their sites shared out over `dialect.writers`
+   * transactions that run at once, each deriving its sites one after another (in site order). A
+   * site's rows (sessions, rollups, sketch queue) are its own, so two of them never wait for each
+   * other, and an hour of traffic over hundreds of small sites is not every site's round trips
+   * one after another (nor a commit per site).
+   */
   private async aggregateChunk(
-    em: EntityManager,
     chunkSize: number,
-  ): Promise<{ sessions: number; visitors: number; sites: number[] }> {
-    // Locked until commit: an import adding a hit to one of these sessions waits, then queues it again.
-    const queued: Array<{ site_id: number; session_id: string }> = await em.query(
-      this.sql.dialect.lockingRead(
-        `SELECT site_id, session_id FROM dirty_sessions ORDER BY site_id, session_id LIMIT ${Number(chunkSize)}`,
-      ),
+  ): Promise<{ queued: number; sessions: number; visitors: number; sites: number[] }> {
+    const queued: Array<{ site_id: number | string; session_id: string }> = await this.ds.query(
+      `SELECT site_id, session_id FROM dirty_sessions ORDER BY site_id, session_id LIMIT ${Number(chunkSize)}`,
     );
-    let visitors = 0;
     const bySite = new Map<number, string[]>();
     for (const q of queued) {
       const list = bySite.get(Number(q.site_id)) ?? [];
       list.push(q.session_id);
       bySite.set(Number(q.site_id), list);
     }
-    for (const [siteId, sessionIds] of bySite) {
-      const before = await this.derivedSessions(em, siteId, sessionIds);
-      const derive = this.deriveSessions(siteId, sessionIds);
-      await em.query(derive.sql, [...derive.parameters]);
-      const after = await this.derivedSessions(em, siteId, sessionIds);
-      const localDay = await this.localDayOf(em, siteId);
-      await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
-      await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
-      await this.applyRollupDeltas(
-        em,
-        siteId,
-        sessionRollupDeltas(before, after, localDay),
-        'session_day_rollups',
+    const done = { queued: queued.length, sessions: 0, visitors: 0, sites: [] as number[] };
+    const groups = shareOut([...bySite], this.sql.dialect.writers, ([, ids]) => ids.length);
+    await eachAtOnce(groups, groups.length, async (group) => {
+      const derived = await withDeadlockRetry(() =>
+        this.ds.transaction(this.sql.dialect.writeIsolation, async (em) => {
+          const counts: Array<{ siteId: number; sessions: number; visitors: number }> = [];
+          for (const [siteId, sessionIds] of group)
+            counts.push({ siteId, ...(await this.aggregateSite(em, siteId, sessionIds)) });
+          return counts;
+        }),
       );
-      const pathDays = pathRollupDeltas(before, after, localDay);
-      await this.applyPathRollupDeltas(em, siteId, pathDays, 'session_path_day_rollups');
-      await this.applyPathSpanRollupDeltas(
-        em,
-        siteId,
-        pathSpanDeltas(pathDays, await this.daySpansOf(em, siteId)),
-      );
-      await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
-      await this.applyAttributeRollupDeltas(
-        em,
-        siteId,
-        attributeRollupDeltas(before, after, localDay),
-        'session_attribute_day_rollups',
-      );
-      await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
-        table: 'purchase_rollups',
-        keys: ['bucket'],
-        sums: ['sessions'],
-        identity: ['bucket'],
-        keyValues: (r) => [r.bucket],
-        sumValues: (r) => [r.sessions],
-        count: SESSIONS_COUNT,
-      });
-      await this.goals.apply(em, siteId, before, after, localDay);
-      await this.events.apply(em, siteId, sessionIds, localDay);
-      await this.pageviews.apply(em, siteId, sessionIds, before, after, localDay);
-      await this.revenue.apply(em, siteId, sessionIds, before, after, localDay);
-      await this.sketches.queue(
-        em,
-        siteId,
-        [...before, ...after].map((r) => new Date(r.started_at)),
-      );
-      const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
-      const firstBefore = await this.firstSessions(em, siteId, touched);
-      await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
-        siteId,
-        ...touched,
-      ]);
-      await em.query(
-        `INSERT INTO visitors (site_id, visitor_id, first_session_at)
-         SELECT site_id, visitor_id, MIN(started_at) FROM sessions
-         WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})
-         GROUP BY site_id, visitor_id`,
-        [siteId, ...touched],
-      );
-      await this.applyNewVisitorDeltas(
-        em,
-        siteId,
-        firstBefore,
-        await this.firstSessions(em, siteId, touched),
-      );
-      visitors += touched.length;
-      await em.query(
-        `DELETE FROM dirty_sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      );
-    }
-    return { sessions: queued.length, visitors, sites: [...bySite.keys()] };
+      for (const site of derived) {
+        done.sessions += site.sessions;
+        done.visitors += site.visitors;
+        if (site.sessions > 0) done.sites.push(site.siteId);
+      }
+    });
+    return done;
+  }
+
+  /** Derives the queued `listed` sessions of one site that are still queued, in the caller's transaction. */
+  private async aggregateSite(
+    em: EntityManager,
+    siteId: number,
+    listed: readonly string[],
+  ): Promise<{ sessions: number; visitors: number }> {
+    // Locked until commit: an import adding a hit to one of these sessions waits, then queues it
+    // again. A session another aggregator derived since the list was read is no longer queued.
+    const sessionIds = (
+      await em.query<Array<{ session_id: string }>>(
+        this.sql.dialect.lockingRead(
+          `SELECT session_id FROM dirty_sessions WHERE site_id = ? AND session_id IN (${inList(listed.length)}) ORDER BY session_id`,
+        ),
+        [siteId, ...listed],
+      )
+    ).map((r) => r.session_id);
+    if (sessionIds.length === 0) return { sessions: 0, visitors: 0 };
+    const before = await this.derivedSessions(em, siteId, sessionIds);
+    const derive = this.deriveSessions(siteId, sessionIds);
+    await em.query(derive.sql, [...derive.parameters]);
+    const after = await this.derivedSessions(em, siteId, sessionIds);
+    const localDay = await this.localDayOf(em, siteId);
+    await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
+    await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
+    await this.applyRollupDeltas(
+      em,
+      siteId,
+      sessionRollupDeltas(before, after, localDay),
+      'session_day_rollups',
+    );
+    const pathDays = pathRollupDeltas(before, after, localDay);
+    await this.applyPathRollupDeltas(em, siteId, pathDays, 'session_path_day_rollups');
+    await this.applyPathSpanRollupDeltas(
+      em,
+      siteId,
+      pathSpanDeltas(pathDays, await this.daySpansOf(em, siteId)),
+    );
+    await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
+    await this.applyAttributeRollupDeltas(
+      em,
+      siteId,
+      attributeRollupDeltas(before, after, localDay),
+      'session_attribute_day_rollups',
+    );
+    await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
+      table: 'purchase_rollups',
+      keys: ['bucket'],
+      sums: ['sessions'],
+      identity: ['bucket'],
+      keyValues: (r) => [r.bucket],
+      sumValues: (r) => [r.sessions],
+      count: SESSIONS_COUNT,
+    });
+    await this.goals.apply(em, siteId, before, after, localDay);
+    await this.events.apply(em, siteId, sessionIds, localDay);
+    await this.pageviews.apply(em, siteId, sessionIds, before, after, localDay);
+    await this.revenue.apply(em, siteId, sessionIds, before, after, localDay);
+    await this.sketches.queue(
+      em,
+      siteId,
+      [...before, ...after].map((r) => new Date(r.started_at)),
+    );
+    const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
+    const firstBefore = await this.firstSessions(em, siteId, touched);
+    await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
+      siteId,
+      ...touched,
+    ]);
+    await em.query(
+      `INSERT INTO visitors (site_id, visitor_id, first_session_at)
+       SELECT site_id, visitor_id, MIN(started_at) FROM sessions
+       WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})
+       GROUP BY site_id, visitor_id`,
+      [siteId, ...touched],
+    );
+    await this.applyNewVisitorDeltas(em, siteId, firstBefore, await this.firstSessions(em, siteId, touched));
+    await em.query(
+      `DELETE FROM dirty_sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
+      [siteId, ...sessionIds],
+    );
+    return { sessions: sessionIds.length, visitors: touched.length };
   }
 
   /**

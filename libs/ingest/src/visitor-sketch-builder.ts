@@ -10,6 +10,7 @@ import {
   VisitorSketch,
 } from '@app/stats/rollups/visitor-sketch';
 import { DataSource, EntityManager } from 'typeorm';
+import { eachAtOnce } from './at-once';
 import { withDeadlockRetry } from './retry';
 
 /** Queued hours read per round, and (site, UTC day) groups rebuilt per transaction. */
@@ -67,17 +68,23 @@ export class VisitorSketchBuilder {
         group.hours.push(hour);
         days.set(key, group);
       }
+      // Transactions of up to DAYS_PER_TRANSACTION days, `writers` at once (their rows are
+      // apart: each (site, day) is in one of them): as many as there are writers where few days wait.
       const groups = [...days.values()];
-      for (let i = 0; i < groups.length; i += DAYS_PER_TRANSACTION) {
-        const part = groups.slice(i, i + DAYS_PER_TRANSACTION);
+      const writers = this.sql.dialect.writers;
+      const size = Math.min(DAYS_PER_TRANSACTION, Math.ceil(groups.length / writers));
+      const parts = Array.from({ length: Math.ceil(groups.length / size) }, (_, i) =>
+        groups.slice(i * size, (i + 1) * size),
+      );
+      await eachAtOnce(parts, writers, async (part) => {
+        if (shouldStop()) return;
         await withDeadlockRetry(() =>
           this.ds.transaction(this.sql.dialect.writeIsolation, async (em) => {
             for (const group of part) await this.rebuildDay(em, group.siteId, group.day, group.hours);
           }),
         );
         rebuilt += part.reduce((n, g) => n + g.hours.length, 0);
-        if (shouldStop()) break;
-      }
+      });
     }
     return rebuilt;
   }

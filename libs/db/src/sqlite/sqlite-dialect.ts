@@ -24,6 +24,7 @@ class SqliteDialect implements SqlDialect {
   readonly name = 'sqlite' as const;
   readonly builder = compileOnlyBuilder('sqlite');
   readonly writeIsolation = 'SERIALIZABLE' as const;
+  readonly writers = 1;
   /** SQLite's BINARY compares bytes and never pads: MariaDB's utf8mb4_nopad_bin. */
   readonly exactCollation = 'BINARY';
 
