@@ -120,6 +120,69 @@ describe('import and aggregate (the real CLI)', () => {
     expect(order.revenue).toBe('20.00');
   });
 
+  it('looks a batch of several sites up at once: an id known on one site is new on another', async () => {
+    const other = await env.site({ timezone: 'UTC', currency: 'USD' });
+    const third = await env.site({ timezone: 'UTC', currency: 'USD' });
+    const known = await env.cli([
+      'import',
+      file(
+        'sites-1.ndjson',
+        ndjson([
+          pageview(site, 'ms-1', '2026-03-05T10:00:00Z', '/', { id: 'ms-a' }),
+          purchase(site, 'ms-1', '2026-03-05T10:01:00Z', 'ms-order', '5.00', { id: 'ms-b' }),
+        ]),
+      ),
+      '--json',
+    ]);
+    expect(known.json).toMatchObject({ imported: 2, orders: 1 });
+    // One batch, three sites, the same hit and order ids on each of them.
+    const res = await env.cli([
+      'import',
+      file(
+        'sites-2.ndjson',
+        ndjson(
+          [site, other, third].flatMap((s) => [
+            pageview(s, 'ms-1', '2026-03-05T10:00:00Z', '/', { id: 'ms-a', time_on_page_seconds: 4 }),
+            purchase(s, 'ms-1', '2026-03-05T10:01:00Z', 'ms-order', '7.00', { id: 'ms-b' }),
+            pageview(s, 'ms-1', '2026-03-05T10:02:00Z', '/x', { id: 'ms-c', time_on_page_seconds: 6 }),
+          ]),
+        ),
+      ),
+      '--json',
+    ]);
+    expect(res.json).toMatchObject({ lines: 9, imported: 7, duplicates: 2, rejected: 0, orders: 2 });
+    const stored = await env.ds.query(
+      `SELECT site_id, COUNT(*) AS n FROM hits WHERE site_id IN (?, ?, ?) AND hit_id LIKE 'ms-%' GROUP BY site_id ORDER BY site_id`,
+      [site, other, third],
+    );
+    expect(stored.map((r: { site_id: number; n: number }) => [Number(r.site_id), Number(r.n)])).toEqual([
+      [site, 3],
+      [other, 3],
+      [third, 3],
+    ]);
+    const orders = await env.ds.query(
+      `SELECT site_id, ${env.decimalSql('revenue', 2)} AS revenue FROM orders WHERE order_id = 'ms-order' ORDER BY site_id`,
+    );
+    expect(orders.map((r: { site_id: number; revenue: string }) => [Number(r.site_id), r.revenue])).toEqual([
+      [site, '5.00'],
+      [other, '7.00'],
+      [third, '7.00'],
+    ]);
+    // Each site's pageview rollup holds its own stored pageviews, each once.
+    for (const s of [site, other, third]) {
+      const [rollup] = await env.ds.query(
+        'SELECT SUM(pageviews) AS pv, SUM(timed_pageviews) AS timed FROM hit_rollups WHERE site_id = ?',
+        [s],
+      );
+      const [raw] = await env.ds.query(
+        `SELECT COUNT(*) AS pv, COUNT(time_on_page_seconds) AS timed FROM hits WHERE site_id = ? AND type = 'pageview'`,
+        [s],
+      );
+      expect([Number(rollup.pv), Number(rollup.timed)]).toEqual([Number(raw.pv), Number(raw.timed)]);
+      if (s !== site) expect([Number(rollup.pv), Number(rollup.timed)]).toEqual([2, 2]);
+    }
+  });
+
   it('derives sessions, and late out-of-order hits extend them on the next aggregate', async () => {
     const s = 'late-1';
     await env.cli([

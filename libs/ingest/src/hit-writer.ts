@@ -59,21 +59,54 @@ function groupBySite<T extends { siteId: number }>(items: T[]): Map<number, T[]>
   return bySite;
 }
 
+/**
+ * The pairs of `groups` (site → values of `column`) as one condition,
+ * `(site_id = ? AND column IN (?, …)) OR …`: one range per site on a `(site_id, column)` index
+ * on both engines, so a batch's sites are looked up in one statement, not one each.
+ */
+function siteValuesIn(column: string, groups: ReadonlyMap<number, readonly string[]>) {
+  const sites = [...groups];
+  return {
+    where: `(${sites.map(([, values]) => `(site_id = ? AND ${column} IN (${values.map(() => '?').join(',')}))`).join(' OR ')})`,
+    parameters: sites.flatMap(([siteId, values]) => [siteId, ...values]),
+  };
+}
+
+/** Splits site → values into parts of at most `size` values in all, site order kept. */
+function* partsOf<T>(groups: ReadonlyMap<number, readonly T[]>, size: number): Generator<Map<number, T[]>> {
+  let part = new Map<number, T[]>();
+  let count = 0;
+  for (const [siteId, values] of groups) {
+    for (let i = 0; i < values.length;) {
+      const take = values.slice(i, i + size - count);
+      part.set(siteId, [...(part.get(siteId) ?? []), ...take]);
+      count += take.length;
+      i += take.length;
+      if (count === size) {
+        yield part;
+        part = new Map();
+        count = 0;
+      }
+    }
+  }
+  if (count > 0) yield part;
+}
+
+/** The `site_id\u0000value` keys of `groups` already stored in `table`. */
 async function existing(
   em: EntityManager,
   table: string,
   column: string,
-  siteId: number,
-  values: string[],
+  groups: ReadonlyMap<number, readonly string[]>,
 ): Promise<Set<string>> {
   const found = new Set<string>();
-  for (let i = 0; i < values.length; i += CHUNK) {
-    const part = values.slice(i, i + CHUNK);
-    const rows: Array<{ v: string }> = await em.query(
-      `SELECT ${column} AS v FROM ${table} WHERE site_id = ? AND ${column} IN (${part.map(() => '?').join(',')})`,
-      [siteId, ...part],
+  for (const part of partsOf(groups, CHUNK)) {
+    const { where, parameters } = siteValuesIn(column, part);
+    const rows: Array<{ s: number | string; v: string }> = await em.query(
+      `SELECT site_id AS s, ${column} AS v FROM ${table} WHERE ${where}`,
+      parameters,
     );
-    for (const r of rows) found.add(r.v);
+    for (const r of rows) found.add(`${Number(r.s)}\u0000${r.v}`);
   }
   return found;
 }
@@ -103,22 +136,28 @@ const HIT_ROLLUP_SUMS = [
 ];
 
 /**
- * Adds the batch's new pageviews of a site to the pageview rollup, computed by the database from
- * the rows just stored, so the rollup holds exactly the stored (rounded) values.
+ * Adds the batch's new pageviews to the pageview rollup, computed by the database from the rows
+ * just stored, so the rollup holds exactly the stored (rounded) values; every site of the batch
+ * in one statement.
  */
-async function addToHitRollups(em: EntityManager, dialect: SqlDialect, siteId: number, pageviews: Hit[]) {
+async function addToHitRollups(em: EntityManager, dialect: SqlDialect, pageviews: Hit[]) {
   // The metrics are the report's own (pageviewMetrics, scrollDepthCounts), over the rows just stored.
   const m = pageviewMetrics('h');
   const bucket = sql.raw<Date>(dialect.floorToQuarterHour('h.ts'));
   // Aliases other than the rollup's column names: ON DUPLICATE KEY UPDATE must not see them.
   const sums = [m.pageviews, m.timedPageviews, m.timeOnPageSum, ...scrollDepthCounts('h')];
-  for (let i = 0; i < pageviews.length; i += ROLLUP_IDS_PER_STATEMENT) {
-    const ids = pageviews.slice(i, i + ROLLUP_IDS_PER_STATEMENT).map((h) => h.id);
+  const ids = new Map([...groupBySite(pageviews)].map(([siteId, hits]) => [siteId, hits.map((h) => h.id)]));
+  for (const part of partsOf(ids, ROLLUP_IDS_PER_STATEMENT)) {
     const select = dialect.builder
       .selectFrom('hits as h')
       .select(['h.site_id', bucket.as('b'), ...sums.map((sum, n) => sum.as(`v${n}`))])
-      .where('h.site_id', '=', siteId)
-      .where('h.hit_id', 'in', ids)
+      .where((eb) =>
+        eb.or(
+          [...part].map(([siteId, siteIds]) =>
+            eb.and([eb('h.site_id', '=', siteId), eb('h.hit_id', 'in', siteIds)]),
+          ),
+        ),
+      )
       .groupBy(['h.site_id', bucket])
       .compile();
     await em.query(
@@ -160,13 +199,15 @@ export async function writeHitBatch(
   now: Date,
 ): Promise<BatchResult> {
   const fresh: Hit[] = [];
-  for (const [siteId, hits] of groupBySite(batch)) {
-    const known = await existing(em, 'hits', 'hit_id', siteId, [...new Set(hits.map((h) => h.id))]);
-    for (const h of hits) {
-      if (known.has(h.id)) continue;
-      known.add(h.id);
-      fresh.push(h);
-    }
+  const hitIds = new Map(
+    [...groupBySite(batch)].map(([siteId, hits]) => [siteId, [...new Set(hits.map((h) => h.id))]]),
+  );
+  const known = await existing(em, 'hits', 'hit_id', hitIds);
+  for (const h of batch) {
+    const key = `${h.siteId}\u0000${h.id}`;
+    if (known.has(key)) continue;
+    known.add(key);
+    fresh.push(h);
   }
 
   await insertRows(
@@ -199,13 +240,18 @@ export async function writeHitBatch(
 
   const orderRows: unknown[][] = [];
   const itemRows: unknown[][] = [];
-  for (const [siteId, purchases] of groupBySite(fresh.filter((h) => h.type === 'purchase'))) {
-    const known = await existing(em, 'orders', 'order_id', siteId, [
-      ...new Set(purchases.map((h) => h.orderId!)),
-    ]);
-    for (const h of purchases) {
-      if (known.has(h.orderId!)) continue;
-      known.add(h.orderId!);
+  const purchases = groupBySite(fresh.filter((h) => h.type === 'purchase'));
+  const knownOrders = await existing(
+    em,
+    'orders',
+    'order_id',
+    new Map([...purchases].map(([siteId, hits]) => [siteId, [...new Set(hits.map((h) => h.orderId!))]])),
+  );
+  for (const [siteId, hits] of purchases) {
+    for (const h of hits) {
+      const key = `${siteId}\u0000${h.orderId}`;
+      if (knownOrders.has(key)) continue;
+      knownOrders.add(key);
       const revenue = dialect.decimalIn(h.revenue, 2);
       orderRows.push([siteId, h.orderId, h.id, h.ts, h.sessionId, h.visitorId, revenue, h.currency]);
       h.items.forEach((item, i) =>
@@ -221,9 +267,11 @@ export async function writeHitBatch(
       );
     }
   }
-  for (const [siteId, hits] of groupBySite(fresh.filter((h) => h.type === 'pageview'))) {
-    await addToHitRollups(em, dialect, siteId, hits);
-  }
+  await addToHitRollups(
+    em,
+    dialect,
+    fresh.filter((h) => h.type === 'pageview'),
+  );
 
   await insertRows(em, dialect, 'orders', ORDER_COLUMNS, orderRows, false);
   await insertRows(em, dialect, 'order_items', ITEM_COLUMNS, itemRows, false);
