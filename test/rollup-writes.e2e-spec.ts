@@ -94,4 +94,37 @@ describe('rollup writes: rows emptied by a delta', () => {
       expect(Number(plan.rows)).toBeLessThanOrEqual(emptied.length);
     }
   });
+
+  // A plan, not a time: a near-empty queue's statistics make a scan look cheapest, and a
+  // scanning DELETE locks every queued row, other sites' included.
+  it('deletes queued sessions through the primary key, not by a scan of the queue', async () => {
+    const queued = Array.from({ length: 30 }, (_, i) => [site + (i % 3), `q-${i}`, new Date(START)]);
+    await env.ds.query(
+      env.dialect.insertIgnore('dirty_sessions', ['site_id', 'session_id', 'marked_at'], queued.length),
+      queued.flat(),
+    );
+    const ids = queued.filter(([s]) => s === site).map(([, id]) => id);
+    const statement = `${env.dialect.deleteByPrimaryKey('dirty_sessions')} WHERE site_id = ? AND session_id IN (${ids.map(() => '?').join(',')})`;
+    if (TEST_ENGINE === 'sqlite') {
+      const plan = (
+        await env.ds.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${statement}`, [site, ...ids])
+      ).map((r) => r.detail);
+      expect(plan.join('\n')).toMatch(/^SEARCH dirty_sessions USING .*\(site_id=\? AND session_id=\?\)/m);
+    } else {
+      const [plan] = await env.ds.query<Array<{ type: string; key: string }>>(`EXPLAIN ${statement}`, [
+        site,
+        ...ids,
+      ]);
+      expect(plan).toMatchObject({ key: 'PRIMARY' });
+      expect(plan.type).not.toBe('ALL');
+    }
+    await env.ds.query(statement, [site, ...ids]);
+    const left = await env.ds.query<Array<{ site_id: number | string }>>(
+      'SELECT site_id FROM dirty_sessions ORDER BY site_id, session_id',
+    );
+    expect(left.map((r) => Number(r.site_id))).toEqual([
+      ...Array(10).fill(site + 1),
+      ...Array(10).fill(site + 2),
+    ]);
+  });
 });

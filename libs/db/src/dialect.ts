@@ -95,6 +95,14 @@ export interface SqlDialect {
   /** A SELECT that locks the rows it reads until the transaction ends. */
   lockingRead(select: string): string;
   /**
+   * `DELETE … FROM table` (then `WHERE`) that finds its rows through the primary key whatever the
+   * statistics say. For the queues (dirty_sessions, dirty_sketch_hours): taken while a queue was
+   * near empty, MariaDB's statistics make a scan look cheaper than a list of keys, and a DELETE
+   * that scans locks every row of the queue, so it waits for every other transaction that holds
+   * one (another site's aggregation, an import queueing sessions) and holds them all up in turn.
+   */
+  deleteByPrimaryKey(table: string): string;
+  /**
    * `table alias` read through `index` whatever the optimizer's statistics say. For the
    * index-ordered `LIMIT 1` lookups (first hit of a session, a visitor's next funnel step):
    * with statistics taken while a table was small, MariaDB picked an index that avoids the
@@ -265,6 +273,11 @@ class MysqlFamilyDialect implements SqlDialect {
 
   lockingRead(select: string): string {
     return `${select} FOR UPDATE`;
+  }
+
+  deleteByPrimaryKey(table: string): string {
+    // A single-table DELETE takes no index hint; the multi-table form does.
+    return `DELETE ${table} FROM ${table} FORCE INDEX (PRIMARY)`;
   }
 
   tableWithIndex(table: string, alias: string, index: string): string {

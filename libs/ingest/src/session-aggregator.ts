@@ -279,7 +279,7 @@ export class SessionAggregator {
     );
     await this.applyNewVisitorDeltas(em, siteId, firstBefore, await this.firstSessions(em, siteId, touched));
     await em.query(
-      `DELETE FROM dirty_sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
+      `${this.sql.dialect.deleteByPrimaryKey('dirty_sessions')} WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
       [siteId, ...sessionIds],
     );
     return { sessions: sessionIds.length, visitors: touched.length };

@@ -147,7 +147,7 @@ export class VisitorSketchBuilder {
     ]);
     await this.storeValues(em, siteId, day, hours, values);
     await em.query(
-      `DELETE FROM dirty_sketch_hours WHERE site_id = ? AND bucket IN (${hours.map(() => '?').join(',')})`,
+      `${this.sql.dialect.deleteByPrimaryKey('dirty_sketch_hours')} WHERE site_id = ? AND bucket IN (${hours.map(() => '?').join(',')})`,
       [siteId, ...hours.map((h) => new Date(h))],
     );
   }
