@@ -183,6 +183,41 @@ describe('import and aggregate (the real CLI)', () => {
     }
   });
 
+  it('derives a site with more queued sessions than one IN list holds, in parts of one transaction', async () => {
+    // 1,900 sessions of one site in one chunk: three parts (MAX_IN_LIST). Each visitor has a
+    // session in the first part and one in the last, so the visitors table and the new-visitor
+    // rollup are changed by two parts of the same transaction.
+    const big = await env.site({ timezone: 'UTC', currency: 'USD' });
+    const hits = Array.from({ length: 1900 }, (_, i) =>
+      pageview(
+        big,
+        `many-${String(i).padStart(4, '0')}`,
+        `2026-03-06T${String(10 + (i % 2)).padStart(2, '0')}:00:00Z`,
+        '/',
+        {
+          visitor_id: `mv-${i % 950}`,
+        },
+      ),
+    );
+    expect(await env.importHits(hits)).toMatchObject({ imported: 1900, rejected: 0 });
+    await env.aggregate();
+    const one = async (query: string) =>
+      Number(Object.values((await env.ds.query(query, [big]))[0] as object)[0]);
+    expect(await one('SELECT COUNT(*) AS n FROM sessions WHERE site_id = ?')).toBe(1900);
+    expect(await one('SELECT COUNT(*) AS n FROM visitors WHERE site_id = ?')).toBe(950);
+    expect(await one('SELECT SUM(visitors) AS n FROM visitor_first_rollups WHERE site_id = ?')).toBe(950);
+    // Visitor k's sessions (k and k + 950) start at 10:00 when k is even, 11:00 when odd.
+    const firsts = await env.ds.query<Array<{ visitors: number | string }>>(
+      'SELECT visitors FROM visitor_first_rollups WHERE site_id = ? ORDER BY bucket',
+      [big],
+    );
+    expect(firsts.map((r) => Number(r.visitors))).toEqual([475, 475]);
+    expect(
+      await one("SELECT SUM(sessions) AS n FROM session_rollups WHERE site_id = ? AND dimension = 'country'"),
+    ).toBe(1900);
+    expect(await one('SELECT COUNT(*) AS n FROM dirty_sessions WHERE site_id = ?')).toBe(0);
+  });
+
   it('derives sessions, and late out-of-order hits extend them on the next aggregate', async () => {
     const s = 'late-1';
     await env.cli([

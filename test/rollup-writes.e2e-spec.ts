@@ -1,4 +1,10 @@
-import { deleteEmptiedRows, RollupTable, SESSIONS_COUNT, writeRollupDeltas } from '@app/ingest/rollup-writer';
+import {
+  deleteEmptiedRows,
+  RollupTable,
+  SESSIONS_COUNT,
+  withBufferedRollupWrites,
+  writeRollupDeltas,
+} from '@app/ingest/rollup-writer';
 import { TEST_ENGINE, TestEnv } from './support/test-env';
 
 const QUARTER_MS = 15 * 60_000;
@@ -69,10 +75,44 @@ describe('rollup writes: rows emptied by a delta', () => {
     expect(left.map((r) => Number(r.sessions))).toEqual([1]);
   });
 
+  it("holds a transaction's rows back until its end, then writes every site's rows together", async () => {
+    const [a, b] = [site + 10, site + 11];
+    const some = rows.slice(0, 40);
+    const count = async (siteId: number, em = env.ds.manager) =>
+      Number(
+        (
+          await em.query<Array<{ n: number | string }>>(
+            'SELECT COUNT(*) AS n FROM session_rollups WHERE site_id = ?',
+            [siteId],
+          )
+        )[0].n,
+      );
+    await writeRollupDeltas(env.ds.manager, env.dialect, a, some, SESSION_ROLLUP);
+    const seen = await env.ds.transaction((em) =>
+      withBufferedRollupWrites(em, env.dialect, async () => {
+        // Site a loses two rows and one session of a third; site b gets all forty.
+        const deltas = [some[3], some[21], some[30]].map((r) => ({
+          ...r,
+          sessions: r === some[30] ? -1 : -2,
+        }));
+        await writeRollupDeltas(em, env.dialect, a, deltas, SESSION_ROLLUP);
+        await writeRollupDeltas(em, env.dialect, b, some, SESSION_ROLLUP);
+        return { a: await count(a, em), b: await count(b, em) };
+      }),
+    );
+    expect(seen).toEqual({ a: 40, b: 0 });
+    expect({ a: await count(a), b: await count(b) }).toEqual({ a: 38, b: 40 });
+    const [left] = await env.ds.query<Array<{ sessions: number | string }>>(
+      `SELECT sessions FROM session_rollups WHERE site_id = ? AND dimension = ? AND value = ? AND bucket = ?`,
+      [a, some[30].dimension, some[30].value, some[30].bucket],
+    );
+    expect(Number(left.sessions)).toBe(1);
+  });
+
   // A plan, not a time: the listed rows are looked up by the whole primary key.
   it('reads the listed rows by the whole primary key, not every row of the site', async () => {
     const statement = deleteEmptiedRows(env.dialect, SESSION_ROLLUP, emptied.length);
-    const parameters = [site, ...emptied.flatMap((r) => SESSION_ROLLUP.keyValues(r))];
+    const parameters = emptied.flatMap((r) => [site, ...SESSION_ROLLUP.keyValues(r)]);
     if (TEST_ENGINE === 'sqlite') {
       const plan = (
         await env.ds.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${statement}`, parameters)

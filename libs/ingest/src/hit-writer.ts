@@ -4,6 +4,7 @@ import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/s
 import { sql } from 'kysely';
 import { EntityManager } from 'typeorm';
 import { Hit } from './hit';
+import { MAX_IN_LIST } from './rollup-writer';
 
 const HIT_COLUMNS = [
   'site_id',
@@ -167,7 +168,7 @@ async function addToHitRollups(em: EntityManager, dialect: SqlDialect, pageviews
   }
 }
 
-const ROLLUP_IDS_PER_STATEMENT = 1000;
+const ROLLUP_IDS_PER_STATEMENT = MAX_IN_LIST;
 
 /** Adds the orders just stored (rows of ORDER_COLUMNS) to the order and item rollups. */
 async function addToOrderRollups(em: EntityManager, dialect: SqlDialect, orderRows: unknown[][]) {

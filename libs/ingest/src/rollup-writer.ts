@@ -4,6 +4,24 @@ import type { EntityManager } from 'typeorm';
 /** `?,?,…`: the placeholders of an IN list of `n` values. */
 export const inList = (n: number) => Array(n).fill('?').join(',');
 
+/**
+ * The most values `aggregate` and `import` put in one IN list. From 1,000 values on
+ * (`in_predicate_conversion_threshold`), MariaDB turns an IN list into a subquery over a table
+ * of values, and a single-table DELETE or UPDATE with such a subquery reads the whole table:
+ * `DELETE FROM dirty_sessions WHERE site_id = ? AND session_id IN (1,280 ids)` scanned the
+ * queue and waited for the row locks of every other site's transaction (0.8 s at 1M).
+ */
+export const MAX_IN_LIST = 900;
+
+/** `values` cut into lists of at most MAX_IN_LIST, of nearly equal length. */
+export function inListParts<T>(values: readonly T[]): T[][] {
+  const parts = Math.ceil(values.length / MAX_IN_LIST);
+  const size = Math.ceil(values.length / Math.max(parts, 1));
+  const out: T[][] = [];
+  for (let i = 0; i < values.length; i += size) out.push(values.slice(i, i + size));
+  return out;
+}
+
 /** Rows per upsert or delete statement of a rollup write. */
 export const ROLLUP_WRITE_ROWS = 500;
 
@@ -24,10 +42,70 @@ export interface RollupTable<R> {
 /** The count of the session rollups: a row with no session left holds nothing. */
 export const SESSIONS_COUNT = { column: 'sessions', of: (r: { sessions: number }) => r.sessions };
 
+/** A rollup's rows waiting in a transaction's buffer: its columns, and each row's values with its site. */
+interface PendingRollup {
+  table: string;
+  keys: readonly string[];
+  sums: readonly string[];
+  identity: readonly string[];
+  countColumn: string;
+  /** site_id, keyValues, sumValues of each delta. */
+  upserts: unknown[][];
+  /** site_id and identity of each delta that may have emptied its row. */
+  emptied: unknown[][];
+}
+
+/** The rollup rows buffered in a transaction (withBufferedRollupWrites), by table. */
+const buffers = new WeakMap<EntityManager, Map<string, PendingRollup>>();
+
+/**
+ * Runs `work` with the rollup writes of `em` (writeRollupDeltas) kept back, then writes them, every
+ * site's rows of a rollup in the same statements: a transaction that derives the sessions of
+ * many sites sends ~20 statements for its rollups, not ~20 per site. Nothing between reads a
+ * rollup that `aggregate` writes (its deltas come from the sessions), so holding the rows back
+ * until the end of the transaction changes no figure.
+ */
+export async function withBufferedRollupWrites<T>(
+  em: EntityManager,
+  d: SqlDialect,
+  work: () => Promise<T>,
+): Promise<T> {
+  if (buffers.has(em)) throw new Error('rollup writes are already buffered in this transaction');
+  const pending = new Map<string, PendingRollup>();
+  buffers.set(em, pending);
+  try {
+    const result = await work();
+    buffers.delete(em);
+    for (const rollup of pending.values()) await writePending(em, d, rollup);
+    return result;
+  } finally {
+    buffers.delete(em);
+  }
+}
+
+async function writePending(em: EntityManager, d: SqlDialect, rollup: PendingRollup): Promise<void> {
+  const keys = ['site_id', ...rollup.keys];
+  for (let i = 0; i < rollup.upserts.length; i += ROLLUP_WRITE_ROWS) {
+    const part = rollup.upserts.slice(i, i + ROLLUP_WRITE_ROWS);
+    await em.query(
+      d.upsertAdd(rollup.table, keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
+      part.flat(),
+    );
+  }
+  for (let i = 0; i < rollup.emptied.length; i += ROLLUP_WRITE_ROWS) {
+    const part = rollup.emptied.slice(i, i + ROLLUP_WRITE_ROWS);
+    await em.query(
+      deleteEmptiedRows(d, { ...rollup, count: { column: rollup.countColumn } }, part.length),
+      part.flat(),
+    );
+  }
+}
+
 /**
  * Adds `deltas` to a rollup of a site (insert, or add to the row with the same key), then
  * deletes the rows a delta emptied (those whose count fell to 0). Every rollup that
- * `aggregate` keeps in step with the sessions table is written through this.
+ * `aggregate` keeps in step with the sessions table is written through this. Inside
+ * withBufferedRollupWrites the rows are written when it ends, with the other sites' rows.
  */
 export async function writeRollupDeltas<R>(
   em: EntityManager,
@@ -36,34 +114,43 @@ export async function writeRollupDeltas<R>(
   deltas: readonly R[],
   rollup: RollupTable<R>,
 ): Promise<void> {
-  const keys = ['site_id', ...rollup.keys];
-  for (let i = 0; i < deltas.length; i += ROLLUP_WRITE_ROWS) {
-    const part = deltas.slice(i, i + ROLLUP_WRITE_ROWS);
-    await em.query(
-      d.upsertAdd(rollup.table, keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
-      part.flatMap((r) => [siteId, ...rollup.keyValues(r), ...rollup.sumValues(r)]),
-    );
-  }
-  const emptied = deltas.filter((r) => rollup.count.of(r) < 0);
-  for (let i = 0; i < emptied.length; i += ROLLUP_WRITE_ROWS) {
-    const part = emptied.slice(i, i + ROLLUP_WRITE_ROWS);
-    await em.query(deleteEmptiedRows(d, rollup, part.length), [
-      siteId,
-      ...part.flatMap((r) => rollup.keyValues(r).slice(0, rollup.identity.length)),
-    ]);
+  const pending: PendingRollup = {
+    table: rollup.table,
+    keys: rollup.keys,
+    sums: rollup.sums,
+    identity: rollup.identity,
+    countColumn: rollup.count.column,
+    upserts: deltas.map((r) => [siteId, ...rollup.keyValues(r), ...rollup.sumValues(r)]),
+    emptied: deltas
+      .filter((r) => rollup.count.of(r) < 0)
+      .map((r) => [siteId, ...rollup.keyValues(r).slice(0, rollup.identity.length)]),
+  };
+  const buffer = buffers.get(em);
+  if (!buffer) return writePending(em, d, pending);
+  const held = buffer.get(rollup.table);
+  if (!held) buffer.set(rollup.table, pending);
+  else {
+    if (
+      held.keys.join() !== pending.keys.join() ||
+      held.sums.join() !== pending.sums.join() ||
+      held.identity.join() !== pending.identity.join()
+    )
+      throw new Error(`two shapes of rows for ${rollup.table}`);
+    held.upserts.push(...pending.upserts);
+    held.emptied.push(...pending.emptied);
   }
 }
 
 /**
- * The DELETE of the rows of one site that `rows` deltas may have emptied: the site's id, then
- * each row's identity. Each listed row is read by the primary key, never the site's whole table.
+ * The DELETE of the rows that `rows` deltas may have emptied, of any sites: each row's site id,
+ * then its identity. Each listed row is read by the primary key, never a site's whole table.
  */
 export function deleteEmptiedRows(
   d: SqlDialect,
   rollup: Pick<RollupTable<never>, 'table' | 'identity'> & { count: { column: string } },
   rows: number,
 ): string {
-  return `DELETE FROM ${rollup.table} WHERE site_id = ? AND ${rollup.count.column} = 0 AND ${d.rowsIn(rollup.identity, rows)}`;
+  return `DELETE FROM ${rollup.table} WHERE ${rollup.count.column} = 0 AND ${d.rowsIn(['site_id', ...rollup.identity], rows)}`;
 }
 
 /**

@@ -29,7 +29,14 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { eachAtOnce, shareOut } from './at-once';
 import { withDeadlockRetry } from './retry';
-import { inList, ROLLUP_WRITE_ROWS, SESSIONS_COUNT, writeRollupDeltas } from './rollup-writer';
+import {
+  inList,
+  inListParts,
+  ROLLUP_WRITE_ROWS,
+  SESSIONS_COUNT,
+  withBufferedRollupWrites,
+  writeRollupDeltas,
+} from './rollup-writer';
 import { EventRollupBuilder } from './event-rollup-builder';
 import { GoalRollupBuilder } from './goal-rollup-builder';
 import {
@@ -186,12 +193,17 @@ export class SessionAggregator {
     const groups = shareOut([...bySite], this.sql.dialect.writers, ([, ids]) => ids.length);
     await eachAtOnce(groups, groups.length, async (group) => {
       const derived = await withDeadlockRetry(() =>
-        this.ds.transaction(this.sql.dialect.writeIsolation, async (em) => {
-          const counts: Array<{ siteId: number; sessions: number; visitors: number }> = [];
-          for (const [siteId, sessionIds] of group)
-            counts.push({ siteId, ...(await this.aggregateSite(em, siteId, sessionIds)) });
-          return counts;
-        }),
+        this.ds.transaction(this.sql.dialect.writeIsolation, (em) =>
+          // The group's rollup rows go in a few statements at its end, every site's together.
+          withBufferedRollupWrites(em, this.sql.dialect, async () => {
+            const counts: Array<{ siteId: number; sessions: number; visitors: number }> = [];
+            // A site's sessions in parts whose IN lists MariaDB reads by key (MAX_IN_LIST).
+            for (const [siteId, sessionIds] of group)
+              for (const part of inListParts(sessionIds))
+                counts.push({ siteId, ...(await this.aggregateSite(em, siteId, part)) });
+            return counts;
+          }),
+        ),
       );
       for (const site of derived) {
         done.sessions += site.sessions;
