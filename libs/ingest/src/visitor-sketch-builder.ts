@@ -9,6 +9,7 @@ import {
   SparseVisitorSketch,
   VisitorSketch,
 } from '@app/stats/rollups/visitor-sketch';
+import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
 import { eachAtOnce } from './at-once';
 import { withDeadlockRetry } from './retry';
@@ -97,11 +98,21 @@ export class VisitorSketchBuilder {
   private async rebuildDay(em: EntityManager, siteId: number, day: number, hours: number[]): Promise<void> {
     const first = Math.min(...hours);
     const last = Math.max(...hours) + HOUR_MS;
+    const d = this.sql.dialect;
+    // The hours' session ids first, from ix_sessions_site_start alone, then their rows by key:
+    // asked for the rows at once, MariaDB 10.11 reads the index by site_id only (ref, with the
+    // hours as a filter) whenever its estimate of the range is as large as that of the site, so
+    // a day's sketches read every session of the site (313,698 index entries at 1M for 22,470).
+    const hoursSessions = d.materialized(
+      sql`SELECT session_id FROM sessions WHERE site_id = ${siteId} AND started_at >= ${new Date(first)} AND started_at < ${new Date(last)}`,
+    );
+    const read = sql<unknown>`SELECT s.visitor_id, s.started_at, ${sql.join(
+      SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)),
+    )} FROM (${hoursSessions}) k JOIN sessions s ON s.site_id = ${siteId} AND s.session_id = k.session_id`.compile(
+      d.builder,
+    );
     const sessions: Array<{ visitor_id: string; started_at: Date } & Record<SessionAttribute, string>> =
-      await em.query(
-        `SELECT visitor_id, started_at, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE site_id = ? AND started_at >= ? AND started_at < ?`,
-        [siteId, new Date(first), new Date(last)],
-      );
+      await em.query(read.sql, [...read.parameters]);
     const sketches = new Map(hours.map((h) => [h, new VisitorSketch()]));
     const whole = new VisitorSketch();
     const values = new ValueSketches();
