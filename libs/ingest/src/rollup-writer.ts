@@ -7,9 +7,8 @@ export const inList = (n: number) => Array(n).fill('?').join(',');
 /**
  * The most values `aggregate` and `import` put in one IN list. From 1,000 values on
  * (`in_predicate_conversion_threshold`), MariaDB turns an IN list into a subquery over a table
- * of values, and a single-table DELETE or UPDATE with such a subquery reads the whole table:
- * `DELETE FROM dirty_sessions WHERE site_id = ? AND session_id IN (1,280 ids)` scanned the
- * queue and waited for the row locks of every other site's transaction (0.8 s at 1M).
+ * of values, which it plans differently from a list of keys (a single-table DELETE cannot use
+ * such a subquery through an index at all); under 1,000 the lists stay key lookups.
  */
 export const MAX_IN_LIST = 900;
 
@@ -136,8 +135,9 @@ export async function writeRollupDeltas<R>(
       held.identity.join() !== pending.identity.join()
     )
       throw new Error(`two shapes of rows for ${rollup.table}`);
-    held.upserts.push(...pending.upserts);
-    held.emptied.push(...pending.emptied);
+    // One at a time: a spread of a large chunk's rows would be as many call arguments.
+    for (const row of pending.upserts) held.upserts.push(row);
+    for (const row of pending.emptied) held.emptied.push(row);
   }
 }
 
