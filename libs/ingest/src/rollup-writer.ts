@@ -7,8 +7,8 @@ export const inList = (n: number) => Array(n).fill('?').join(',');
 /**
  * The most values `aggregate` and `import` put in one IN list. From 1,000 values on
  * (`in_predicate_conversion_threshold`), MariaDB turns an IN list into a subquery over a table
- * of values, which it plans differently from a list of keys (a single-table DELETE cannot use
- * such a subquery through an index at all); under 1,000 the lists stay key lookups.
+ * of values, which it plans differently from a list of keys (a semi-join, chosen by
+ * statistics); under 1,000 the lists stay key lookups.
  */
 export const MAX_IN_LIST = 900;
 
