@@ -1,7 +1,7 @@
 import { SqlDialect } from '@app/db';
 import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/stats/rollups/order-rollup';
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
-import { sql } from 'kysely';
+import { SqlBool, sql } from 'kysely';
 import { EntityManager } from 'typeorm';
 import { Hit } from './hit';
 import { MAX_IN_LIST } from './rollup-writer';
@@ -61,16 +61,18 @@ function groupBySite<T extends { siteId: number }>(items: T[]): Map<number, T[]>
 }
 
 /**
- * The pairs of `groups` (site → values of `column`) as one condition,
- * `(site_id = ? AND column IN (?, …)) OR …`: one range per site on a `(site_id, column)` index
- * on both engines, so a batch's sites are looked up in one statement, not one each.
+ * The pairs of `groups` (site → values of `column`) of table alias `t` as one condition,
+ * `(t.site_id = ? AND t.column IN (?, …)) OR …`: one range per site on a `(site_id, column)`
+ * index on both engines, so a batch's sites are looked up in one statement, not one each.
  */
-function siteValuesIn(column: string, groups: ReadonlyMap<number, readonly string[]>) {
-  const sites = [...groups];
-  return {
-    where: `(${sites.map(([, values]) => `(site_id = ? AND ${column} IN (${values.map(() => '?').join(',')}))`).join(' OR ')})`,
-    parameters: sites.flatMap(([siteId, values]) => [siteId, ...values]),
-  };
+function siteValuesIn(t: string, column: string, groups: ReadonlyMap<number, readonly string[]>) {
+  return sql<SqlBool>`(${sql.join(
+    [...groups].map(
+      ([siteId, values]) =>
+        sql`(${sql.ref(`${t}.site_id`)} = ${siteId} AND ${sql.ref(`${t}.${column}`)} IN (${sql.join(values)}))`,
+    ),
+    sql` OR `,
+  )})`;
 }
 
 /** Splits site → values into parts of at most `size` values in all, site order kept. */
@@ -96,17 +98,16 @@ function* partsOf<T>(groups: ReadonlyMap<number, readonly T[]>, size: number): G
 /** The `site_id\u0000value` keys of `groups` already stored in `table`. */
 async function existing(
   em: EntityManager,
+  dialect: SqlDialect,
   table: string,
   column: string,
   groups: ReadonlyMap<number, readonly string[]>,
 ): Promise<Set<string>> {
   const found = new Set<string>();
   for (const part of partsOf(groups, CHUNK)) {
-    const { where, parameters } = siteValuesIn(column, part);
-    const rows: Array<{ s: number | string; v: string }> = await em.query(
-      `SELECT site_id AS s, ${column} AS v FROM ${table} WHERE ${where}`,
-      parameters,
-    );
+    const query = sql`SELECT t.site_id AS s, ${sql.ref(`t.${column}`)} AS v FROM ${sql.table(table)} t
+      WHERE ${siteValuesIn('t', column, part)}`.compile(dialect.builder);
+    const rows: Array<{ s: number | string; v: string }> = await em.query(query.sql, [...query.parameters]);
     for (const r of rows) found.add(`${Number(r.s)}\u0000${r.v}`);
   }
   return found;
@@ -152,13 +153,7 @@ async function addToHitRollups(em: EntityManager, dialect: SqlDialect, pageviews
     const select = dialect.builder
       .selectFrom('hits as h')
       .select(['h.site_id', bucket.as('b'), ...sums.map((sum, n) => sum.as(`v${n}`))])
-      .where((eb) =>
-        eb.or(
-          [...part].map(([siteId, siteIds]) =>
-            eb.and([eb('h.site_id', '=', siteId), eb('h.hit_id', 'in', siteIds)]),
-          ),
-        ),
-      )
+      .where(siteValuesIn('h', 'hit_id', part))
       .groupBy(['h.site_id', bucket])
       .compile();
     await em.query(
@@ -203,7 +198,7 @@ export async function writeHitBatch(
   const hitIds = new Map(
     [...groupBySite(batch)].map(([siteId, hits]) => [siteId, [...new Set(hits.map((h) => h.id))]]),
   );
-  const known = await existing(em, 'hits', 'hit_id', hitIds);
+  const known = await existing(em, dialect, 'hits', 'hit_id', hitIds);
   for (const h of batch) {
     const key = `${h.siteId}\u0000${h.id}`;
     if (known.has(key)) continue;
@@ -244,6 +239,7 @@ export async function writeHitBatch(
   const purchases = groupBySite(fresh.filter((h) => h.type === 'purchase'));
   const knownOrders = await existing(
     em,
+    dialect,
     'orders',
     'order_id',
     new Map([...purchases].map(([siteId, hits]) => [siteId, [...new Set(hits.map((h) => h.orderId!))]])),
