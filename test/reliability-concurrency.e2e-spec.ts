@@ -6,6 +6,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import type { QueryRunner } from 'typeorm';
+import { ReportConcurrency } from '../apps/api/src/concurrency/report-concurrency';
 import { pageview } from './support/hits';
 import { describeOnServer, TestEnv } from './support/test-env';
 
@@ -37,7 +38,30 @@ class HoldController {
   }
 }
 
-@Module({ imports: [StatsModule], controllers: [HoldController] })
+/** What StagesController's statements served, in order: `${name}1` and `${name}2` per request. */
+const served: string[] = [];
+
+/**
+ * Test-only report in two stages, as the overview's visitors wait for its session totals: a
+ * statement that waits for the test's lock, then, once it has answered, a second one.
+ */
+@ApiExcludeController()
+@Controller('api/v1/sites/:id/test-stages')
+@SiteScoped()
+class StagesController {
+  constructor(private readonly reports: ReportDb) {}
+
+  @Get()
+  async stages(@Query('name') name: string) {
+    await this.reports.select('SELECT GET_LOCK(?, 60) AS got, RELEASE_LOCK(?) AS released', [LOCK, LOCK]);
+    served.push(`${name}1`);
+    await this.reports.select('SELECT 1 AS one');
+    served.push(`${name}2`);
+    return { data: { name }, meta: {} };
+  }
+}
+
+@Module({ imports: [StatsModule], controllers: [HoldController, StagesController] })
 class HoldModule {}
 
 interface Answer {
@@ -192,5 +216,37 @@ describeOnServer('Concurrent report requests are capped per key and per site (RE
       get(`/api/v1/sites/${floodSite}/test-hold`, flooder),
     ]);
     expect([again1.status, again2.status]).toEqual([200, 200]);
+  });
+
+  it("serves report statements by request: an earlier request's next statement before later requests' first ones", async () => {
+    // A pool of 3: one connection for report statements (the pool less two), caps out of the way.
+    const staged = await env.startApp(
+      { DB_POOL_SIZE: '3', REPORT_CONCURRENCY_PER_KEY: '10', REPORT_CONCURRENCY_PER_SITE: '10' },
+      { imports: [HoldModule] },
+    );
+    try {
+      const server = await staged.listen(0, '127.0.0.1');
+      const at = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      const concurrency = staged.get(ReportConcurrency);
+      const stages = (name: string) =>
+        fetch(`${at}/api/v1/sites/${victimSite}/test-stages?name=${name}`, {
+          headers: { Authorization: `Bearer ${victim}` },
+        }).then((r) => r.status);
+      served.length = 0;
+      await hold();
+      const a = stages('A');
+      await until(async () => (await waiting()) === 1, "A's first statement waiting for the lock");
+      const b = stages('B');
+      await until(() => Promise.resolve(concurrency.statementsWaiting === 1), "B's first statement queued");
+      const c = stages('C');
+      await until(() => Promise.resolve(concurrency.statementsWaiting === 2), "C's first statement queued");
+      await release();
+      expect(await Promise.all([a, b, c])).toEqual([200, 200, 200]);
+      // In the order statements asked, A's second would queue behind B's and C's first ones.
+      expect(served).toEqual(['A1', 'A2', 'B1', 'B2', 'C1', 'C2']);
+    } finally {
+      await staged.close();
+      env.app = app; // startApp made the second app the one env.close() closes
+    }
   });
 });

@@ -24,6 +24,10 @@ export type Admission =
 export class ReportConcurrency {
   private readonly keys = new Map<number, Slot>();
   private readonly sites = new Map<number, Slot>();
+  /** Report statements of this process at once: the pool less two, for keys, sites and health. */
+  private readonly statements: Semaphore;
+  /** Arrival number of the next admitted request: its statements' priority. */
+  private arrivals = 0;
   readonly perKey: number;
   readonly perSite: number;
 
@@ -33,6 +37,9 @@ export class ReportConcurrency {
   ) {
     this.perKey = config.limits.concurrencyPerKey;
     this.perSite = config.limits.concurrencyPerSite;
+    // With replicas each read server has a pool of this size, and a request reads one of them.
+    const servers = Math.max(1, config.replicas.locations.length);
+    this.statements = new Semaphore(Math.max(1, config.dbPoolSize - 2) * servers);
   }
 
   enter(keyId: number, siteId: number | undefined): Admission {
@@ -59,8 +66,9 @@ export class ReportConcurrency {
     key.requests++;
     if (site) site.requests++;
     const session = new ReportSession(
-      site ? [key.connections, site.connections] : [key.connections],
+      site ? [key.connections, site.connections, this.statements] : [key.connections, this.statements],
       (threadId) => this.killer.kill(threadId),
+      this.arrivals++,
     );
     let left = false;
     const leave = () => {
@@ -71,6 +79,11 @@ export class ReportConcurrency {
       this.drop();
     };
     return { admitted: true, session, leave };
+  }
+
+  /** Report statements waiting for one of the process's connections (for tests and metrics). */
+  get statementsWaiting(): number {
+    return this.statements.waiting;
   }
 
   /** Requests running now for a key (for tests and metrics). */
