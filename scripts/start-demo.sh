@@ -70,7 +70,7 @@ node scripts/cli.js migrate >&2
 demo=$(node scripts/cli.js demo --json)
 key=$(node -e 'console.log(JSON.parse(process.argv[1]).key)' "$demo")
 
-node dist/apps/api/apps/api/src/main.js &
+node --max-old-space-size=1024 dist/apps/api/apps/api/src/main.js &  # the flags of `npm start`
 api=$!
 traffic=""
 stop() {

@@ -1,6 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createConnection, RowDataPacket } from 'mysql2/promise';
+import { API_NODE_FLAGS } from '../scripts/fault/api-process';
 import { stopProcessGroup } from './support/process-group';
 import { describeOnServer, freePort } from './support/test-env';
 
@@ -83,6 +85,21 @@ describeOnServer('npm run start:demo', () => {
     );
     expect(overview.status).toBe(200);
     expect(((await overview.json()) as { data: { sessions: number } }).data.sessions).toBeGreaterThan(0);
+  });
+
+  it('runs the API with the heap cap of `npm start` (API_NODE_FLAGS), read back from /metrics', async () => {
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const limit = Number(/^nodejs_heap_size_limit_bytes (\d+)/m.exec(metrics)?.[1]);
+    const capMb = Number(/--max-old-space-size=(\d+)/.exec(API_NODE_FLAGS.join(' '))![1]);
+    const packageJson = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(packageJson.scripts.start).toBe(
+      `node ${API_NODE_FLAGS.join(' ')} dist/apps/api/apps/api/src/main.js`,
+    );
+    // The old space's cap plus the young generation's semi-spaces; uncapped it is ~4 GB on a 24 GB host.
+    expect(limit).toBeGreaterThanOrEqual(capMb * 2 ** 20);
+    expect(limit).toBeLessThan((capMb + 128) * 2 ** 20);
   });
 
   it("runs the API as the read-only account `migrate` created, never as the operator's user", async () => {

@@ -9,6 +9,14 @@ const ROOT = path.join(__dirname, '../..');
 export const API_ENTRY = path.join(ROOT, 'dist/apps/api/apps/api/src/main.js');
 export const CLI_ENTRY = path.join(ROOT, 'dist/apps/cli/apps/cli/src/main.js');
 
+/**
+ * The Node flags the API runs with, here as in `npm start` and `npm run start:demo` (a test
+ * checks they agree). Without a cap V8 sizes its heap from the host's memory (a 4 GB old space
+ * on a 24 GB host) and lets garbage reach ~250 MB before collecting it, though the live heap
+ * under 200 connections is ~63 MB (BENCHMARKS.md, "API memory"); capped, it collects sooner.
+ */
+export const API_NODE_FLAGS: readonly string[] = ['--max-old-space-size=1024'];
+
 /** A TCP port nobody listens on right now. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -119,7 +127,7 @@ export async function startApiProcess(
   ensureApiBuilt();
   await waitForBuild(API_ENTRY);
   const port = Number(env.PORT ?? (await freePort()));
-  const child = spawn(process.execPath, [API_ENTRY], {
+  const child = spawn(process.execPath, [...API_NODE_FLAGS, API_ENTRY], {
     env: { ...process.env, LOG_LEVEL: 'info', HOST: '127.0.0.1', ...env, PORT: String(port) },
     // A load test's log is millions of lines: the API still writes them, nobody keeps them.
     stdio: ['ignore', options.discardStdout ? 'ignore' : 'pipe', 'pipe'],

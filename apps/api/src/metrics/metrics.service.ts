@@ -2,6 +2,7 @@ import { DatabaseMonitor, ReplicaSet, ReplicaState } from '@app/db';
 import { ReportDb } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { getHeapStatistics } from 'node:v8';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
 import { ReportCache } from '../report-cache/report-cache.service';
@@ -48,6 +49,14 @@ export class MetricsService {
     reportCache: ReportCache,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'nodejs_heap_size_limit_bytes',
+      help: "V8's heap size limit: set by --max-old-space-size (npm start's), else from the host's memory",
+      registers: [this.registry],
+      collect() {
+        this.set(getHeapStatistics().heap_size_limit);
+      },
+    });
     // With replicas, TypeORM keeps the primary's pool in a pool cluster, under MASTER.
     const driver = ds.driver as {
       pool?: PoolInternals;
