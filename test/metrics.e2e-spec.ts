@@ -57,6 +57,10 @@ describe('Prometheus metrics at /metrics', () => {
   it('reports the database pool, its availability and the aggregation queue', async () => {
     const text = await scrape();
     expect(text).toContain('db_pool_connections{state="max"} 7');
+    // The pool less two for report statements; none running between requests.
+    expect(text).toContain('report_statements{state="max"} 5');
+    expect(text).toContain('report_statements{state="running"} 0');
+    expect(text).toContain('report_statements{state="waiting"} 0');
     expect(text).toMatch(/db_pool_connections\{state="in_use"\} \d+/);
     expect(text).toContain('db_available 1');
     expect(text).toContain('aggregation_queue_sessions 3');

@@ -237,9 +237,15 @@ describeOnServer('Concurrent report requests are capped per key and per site (RE
       const a = stages('A');
       await until(async () => (await waiting()) === 1, "A's first statement waiting for the lock");
       const b = stages('B');
-      await until(() => Promise.resolve(concurrency.statementsWaiting === 1), "B's first statement queued");
+      await until(
+        () => Promise.resolve(concurrency.statementPermits.waiting === 1),
+        "B's first statement queued",
+      );
       const c = stages('C');
-      await until(() => Promise.resolve(concurrency.statementsWaiting === 2), "C's first statement queued");
+      await until(
+        () => Promise.resolve(concurrency.statementPermits.waiting === 2),
+        "C's first statement queued",
+      );
       await release();
       expect(await Promise.all([a, b, c])).toEqual([200, 200, 200]);
       // In the order statements asked, A's second would queue behind B's and C's first ones.

@@ -81,9 +81,9 @@ export class ReportConcurrency {
     return { admitted: true, session, leave };
   }
 
-  /** Report statements waiting for one of the process's connections (for tests and metrics). */
-  get statementsWaiting(): number {
-    return this.statements.waiting;
+  /** The process's report connections: how many, how many held, and statements waiting for one. */
+  get statementPermits(): { max: number; held: number; waiting: number } {
+    return { max: this.statements.size, held: this.statements.holders, waiting: this.statements.waiting };
   }
 
   /** Requests running now for a key (for tests and metrics). */

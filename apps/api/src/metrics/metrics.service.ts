@@ -1,10 +1,12 @@
 import { DatabaseMonitor, ReplicaSet, ReplicaState } from '@app/db';
 import { ReportDb } from '@app/stats';
 import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { getHeapStatistics } from 'node:v8';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { ReportConcurrency } from '../concurrency/report-concurrency';
 import { ReportCache } from '../report-cache/report-cache.service';
 
 const REPLICA_STATES: readonly ReplicaState[] = ['up', 'lagging', 'down'];
@@ -47,8 +49,22 @@ export class MetricsService {
     reports: ReportDb,
     replicas: ReplicaSet,
     reportCache: ReportCache,
+    moduleRef: ModuleRef,
   ) {
     collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'report_statements',
+      help: "Report statements holding one of the process's report connections (the pool less two), waiting for one, and the most at once",
+      labelNames: ['state'] as const,
+      registers: [this.registry],
+      collect() {
+        // AppModule's provider (GLOBAL_ENHANCERS), outside this module.
+        const permits = moduleRef.get(ReportConcurrency, { strict: false }).statementPermits;
+        this.set({ state: 'running' }, permits.held);
+        this.set({ state: 'waiting' }, permits.waiting);
+        this.set({ state: 'max' }, permits.max);
+      },
+    });
     new Gauge({
       name: 'nodejs_heap_size_limit_bytes',
       help: "V8's heap size limit: set by --max-old-space-size (npm start's), else from the host's memory",
