@@ -23,8 +23,9 @@ interface PooledConnection {
  * the read, and the rest of the request, to the primary.
  *
  * Inside an HTTP request (a ReportSession), each statement first takes the connection permits
- * of the request's key and site, then runs on a pooled connection whose thread id the session
- * knows, so that a client that goes away has its statements killed.
+ * of the request's key, its site and the process (the pool less two), served in the requests'
+ * arrival order, then runs on a pooled connection whose thread id the session knows, so that a
+ * client that goes away has its statements killed.
  */
 @Injectable()
 export class ReportDb {
