@@ -11,6 +11,7 @@ import { EventsService } from '../apps/api/src/events/events.service';
 import {
   CONVERTED_DAY_ROLLUP,
   refillDayRollups,
+  refillPairDayRollups,
   refillPathSpanRollups,
   SESSION_BUCKET_DAY_ROLLUPS,
 } from '@app/stats/rollups/day-refill';
@@ -325,5 +326,36 @@ describe('Rollup path = raw path (parity)', () => {
       await runner.release();
     }
     expect(await spanRows()).toEqual(kept);
+  });
+  /**
+   * The sessions of one attribute's values by another attribute and by entry and exit page, by
+   * site day, which the overview's lists read under conditions on one attribute: `aggregate`
+   * keeps them from its deltas (late hits moved sessions between values and days), the
+   * migration fills them from the sessions, a page at a time, and both give the same rows.
+   */
+  it('the pair rows aggregate keeps are those the migration fills from the sessions', async () => {
+    const pairRows = async () =>
+      plain(
+        await env.ds.query(
+          'SELECT * FROM session_pair_day_rollups ORDER BY site_id, attribute, dimension, value, bucket, item_hash',
+        ),
+      ) as Array<{ dimension: string; sessions: number }>;
+    const kept = await pairRows();
+    expect(new Set(kept.map((r) => r.dimension)).size).toBe(7);
+    // Every derived session once under each of its five values, in each of its four other attributes' lists.
+    const [{ n }] = await env.ds.query('SELECT COUNT(*) AS n FROM sessions');
+    expect(
+      kept.filter((r) => r.dimension === 'channel').reduce((sum, r) => sum + Number(r.sessions), 0),
+    ).toBe(4 * Number(n));
+    const runner = env.ds.createQueryRunner();
+    try {
+      await env.ds.query('DELETE FROM session_pair_day_rollups');
+      expect(await pairRows()).toEqual([]);
+      // Pages of 7 sessions: most site days are written over several pages.
+      await refillPairDayRollups(runner, { dialect: env.dialect, page: 7 });
+    } finally {
+      await runner.release();
+    }
+    expect(await pairRows()).toEqual(kept);
   });
 });

@@ -84,55 +84,47 @@ FROM
               (
                 SELECT
                   'channel' AS `list`,
-                  `a`.`value` AS `value`,
+                  MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+                  COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
+                  `session_pair_day_rollups` AS `p`
+                WHERE
                   (
-                    SELECT
-                      `a`.`channel` AS `value`,
-                      `a`.`sessions`
-                    FROM
-                      `session_attribute_day_rollups` AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?, ?))
-                          AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                        )
-                      )
-                  ) AS `a`
+                    `p`.`site_id` = ?
+                    AND `p`.`attribute` = 'country'
+                    AND `p`.`dimension` = 'channel'
+                    AND `p`.`bucket` >= ?
+                    AND `p`.`bucket` < ?
+                    AND (
+                      (`p`.`value` IN (?, ?))
+                      AND NOT (SUBSTRING(`p`.`value`, 1, ?) = ?)
+                    )
+                  )
                 GROUP BY
-                  `a`.`value`
+                  `p`.`item_hash`
                 UNION ALL
                 SELECT
                   'source' AS `list`,
-                  `a`.`value` AS `value`,
+                  MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+                  COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
+                  `session_pair_day_rollups` AS `p`
+                WHERE
                   (
-                    SELECT
-                      `a`.`source` AS `value`,
-                      `a`.`sessions`
-                    FROM
-                      `session_attribute_day_rollups` AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?, ?))
-                          AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                        )
-                      )
-                  ) AS `a`
+                    `p`.`site_id` = ?
+                    AND `p`.`attribute` = 'country'
+                    AND `p`.`dimension` = 'source'
+                    AND `p`.`bucket` >= ?
+                    AND `p`.`bucket` < ?
+                    AND (
+                      (`p`.`value` IN (?, ?))
+                      AND NOT (SUBSTRING(`p`.`value`, 1, ?) = ?)
+                    )
+                  )
                 GROUP BY
-                  `a`.`value`
+                  `p`.`item_hash`
                 UNION ALL
                 SELECT
                   'country' AS `list`,
@@ -163,71 +155,69 @@ FROM
                 UNION ALL
                 SELECT
                   'device' AS `list`,
-                  `a`.`value` AS `value`,
+                  MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
+                  COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
+                  `session_pair_day_rollups` AS `p`
+                WHERE
                   (
-                    SELECT
-                      `a`.`device` AS `value`,
-                      `a`.`sessions`
-                    FROM
-                      `session_attribute_day_rollups` AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?, ?))
-                          AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                        )
-                      )
-                  ) AS `a`
+                    `p`.`site_id` = ?
+                    AND `p`.`attribute` = 'country'
+                    AND `p`.`dimension` = 'device'
+                    AND `p`.`bucket` >= ?
+                    AND `p`.`bucket` < ?
+                    AND (
+                      (`p`.`value` IN (?, ?))
+                      AND NOT (SUBSTRING(`p`.`value`, 1, ?) = ?)
+                    )
+                  )
                 GROUP BY
-                  `a`.`value`
+                  `p`.`item_hash`
                 UNION ALL
                 SELECT
                   'entry_path' AS `list`,
-                  `s`.`entry_path` AS `value`,
+                  MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
-                  COUNT(*) AS `sessions`
+                  COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
-                  `sessions` AS `s`
+                  `session_pair_day_rollups` AS `p`
                 WHERE
                   (
-                    `s`.`site_id` = ?
-                    AND `s`.`started_at` >= ?
-                    AND `s`.`started_at` < ?
+                    `p`.`site_id` = ?
+                    AND `p`.`attribute` = 'country'
+                    AND `p`.`dimension` = 'entry_path'
+                    AND `p`.`bucket` >= ?
+                    AND `p`.`bucket` < ?
                     AND (
-                      (`s`.`country` IN (?, ?))
-                      AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+                      (`p`.`value` IN (?, ?))
+                      AND NOT (SUBSTRING(`p`.`value`, 1, ?) = ?)
                     )
                   )
-                  AND `s`.`entry_path` IS NOT NULL
                 GROUP BY
-                  `s`.`entry_path`
+                  `p`.`item_hash`
                 UNION ALL
                 SELECT
                   'exit_path' AS `list`,
-                  `s`.`exit_path` AS `value`,
+                  MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
-                  COUNT(*) AS `sessions`
+                  COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
-                  `sessions` AS `s`
+                  `session_pair_day_rollups` AS `p`
                 WHERE
                   (
-                    `s`.`site_id` = ?
-                    AND `s`.`started_at` >= ?
-                    AND `s`.`started_at` < ?
+                    `p`.`site_id` = ?
+                    AND `p`.`attribute` = 'country'
+                    AND `p`.`dimension` = 'exit_path'
+                    AND `p`.`bucket` >= ?
+                    AND `p`.`bucket` < ?
                     AND (
-                      (`s`.`country` IN (?, ?))
-                      AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+                      (`p`.`value` IN (?, ?))
+                      AND NOT (SUBSTRING(`p`.`value`, 1, ?) = ?)
                     )
                   )
-                  AND `s`.`exit_path` IS NOT NULL
                 GROUP BY
-                  `s`.`exit_path`
+                  `p`.`item_hash`
               ) AS `g`
           ) AS `c`
         WHERE

@@ -158,6 +158,21 @@ export interface SessionPathRollupsTable {
   sessions: number;
 }
 
+/**
+ * Sessions of a site day by one attribute's value and another attribute's value or the entry
+ * or exit page (migration 1766700000000; libs/stats/src/rollups/session-rollup.ts, pairRollupDeltas).
+ */
+export interface SessionPairDayRollupsTable {
+  site_id: number;
+  attribute: 'channel' | 'source' | 'country' | 'device' | 'browser';
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser' | 'entry_path' | 'exit_path';
+  value: string;
+  bucket: Date;
+  item_hash: Buffer;
+  item: string;
+  sessions: number;
+}
+
 /** HyperLogLog sketches of visitor ids by UTC hour and day of the session start (migration 1765200000000). */
 export interface VisitorSketchesTable {
   site_id: number;
@@ -345,6 +360,7 @@ export interface StatsDatabase {
   session_attribute_rollups: SessionAttributeRollupsTable;
   /** session_attribute_rollups by the site's local day (migrations 1766300000000, 1766400000000). */
   session_attribute_day_rollups: SessionAttributeRollupsTable;
+  session_pair_day_rollups: SessionPairDayRollupsTable;
   site_data_versions: SiteDataVersionsTable;
   hits: HitsTable;
   sessions: SessionsTable;

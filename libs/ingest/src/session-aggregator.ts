@@ -18,6 +18,8 @@ import {
   rollupBucket,
   RollupDelta,
   localDayBucket,
+  PAIR_ROLLUP,
+  pairRollupDeltas,
   sessionRollupDeltas,
 } from '@app/stats/rollups/session-rollup';
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
@@ -258,6 +260,12 @@ export class SessionAggregator {
       attributeRollupDeltas(before, after, localDay),
       'session_attribute_day_rollups',
     );
+    await writeRollupDeltas(em, this.sql.dialect, siteId, pairRollupDeltas(before, after, localDay), {
+      ...PAIR_ROLLUP,
+      sums: ['sessions'],
+      sumValues: (r) => [r.sessions],
+      count: SESSIONS_COUNT,
+    });
     await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
       table: 'purchase_rollups',
       keys: ['bucket'],

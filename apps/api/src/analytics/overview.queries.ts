@@ -75,6 +75,19 @@ export const overviewStatements = {
       const pathOf = new Map<TopList, (hash: Expression<unknown>) => Expression<string>>();
       const groups = lists.map((list): TopListGroup => {
         const table = decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list });
+        if (table.rollupTable === 'session_pair_day_rollups') {
+          // Under conditions on one attribute: the selected values' day rows of this list, by item.
+          return d.builder
+            .selectFrom('session_pair_day_rollups as p')
+            .select([
+              sql.lit(list).as('list'),
+              sql<string>`MIN(${sql.ref('p.item')})`.as('value'),
+              sql<Buffer | null>`NULL`.as('path_hash'),
+              sessionRollupMetrics('p').sessions.as('sessions'),
+            ])
+            .where(where.sessionPairRollups(query, table.rollupDimension!, list, 'p'))
+            .groupBy('p.item_hash') as TopListGroup;
+        }
         if (table.rollupTable === 'session_attribute_rollups') {
           // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
           const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(

@@ -14,6 +14,7 @@ import { SqliteSessionAttributeDayRollups1766300000000 } from './1766300000000-s
 import { SqliteSiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 import { SqliteEventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
 import { SqlitePathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
+import { SqliteSessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -32,4 +33,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSiteDayRollups1766400000000,
   SqliteEventDayRollups1766500000000,
   SqlitePathSpanRollups1766600000000,
+  SqliteSessionPairDayRollups1766700000000,
 ];

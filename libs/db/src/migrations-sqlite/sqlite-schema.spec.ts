@@ -345,6 +345,22 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  session_pair_day_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'attribute TEXT',
+      'dimension TEXT',
+      'value TEXT',
+      'bucket DATETIME',
+      'item_hash BLOB',
+      'item TEXT',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'attribute', 'dimension', 'value', 'bucket', 'item_hash'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_path_span_rollups: {
     columns: [
       'site_id INTEGER',

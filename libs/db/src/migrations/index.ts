@@ -23,6 +23,7 @@ import { SessionAttributeDayRollups1766300000000 } from './1766300000000-session
 import { SiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 import { EventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
 import { PathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
+import { SessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -50,4 +51,5 @@ export const MIGRATIONS = [
   SiteDayRollups1766400000000,
   EventDayRollups1766500000000,
   PathSpanRollups1766600000000,
+  SessionPairDayRollups1766700000000,
 ];

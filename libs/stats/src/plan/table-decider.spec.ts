@@ -38,7 +38,57 @@ describe('decideTable under filters', () => {
     });
   });
 
-  it('reads raw rows for conditions on pages or goals, and for entry/exit lists under any filter', () => {
+  it('reads the pair rollup for a list of another attribute or of pages under conditions on one attribute, over whole site days', () => {
+    const pairs = {
+      source: 'sessions',
+      kind: 'rollup',
+      rollupTable: 'session_pair_day_rollups',
+      rollupDimension: 'country',
+    };
+    for (const dimension of ['channel', 'browser', 'entry_path', 'exit_path'] as const) {
+      expect(
+        decideTable(query('country==DE|F*;country!=FR'), 'sessions', { metrics: ['sessions'], dimension }),
+      ).toEqual(pairs);
+    }
+    // Its rows count sessions only, by site day only, of one attribute's values.
+    const channels = { metrics: ['sessions'] as const, dimension: 'channel' as const };
+    expect(
+      decideTable(query('country==DE'), 'sessions', { ...channels, metrics: ['sessions', 'bounces'] }),
+    ).toMatchObject({ rollupTable: 'session_attribute_rollups' });
+    expect(decideTable(query('country==DE;device==mobile'), 'sessions', channels)).toMatchObject({
+      rollupTable: 'session_attribute_rollups',
+    });
+    expect(decideTable(query('channel==Direct'), 'sessions', channels)).toMatchObject({
+      rollupTable: 'session_rollups',
+    });
+    const utcDays: StatsQuery = {
+      ...query('country==DE'),
+      range: resolveRange({
+        from: '2026-03-01',
+        to: '2026-03-31',
+        timezone: 'UTC',
+        siteTimezone: 'Asia/Kathmandu',
+        maxDays: 731,
+      }),
+    };
+    expect(decideTable(utcDays, 'sessions', channels)).toMatchObject({
+      rollupTable: 'session_attribute_rollups',
+    });
+    const buckets = resolveRange({
+      from: '2026-03-01',
+      to: '2026-03-02',
+      siteTimezone: 'Asia/Kathmandu',
+      maxDays: 731,
+    });
+    expect(
+      decideTable(query('country==DE'), 'sessions', {
+        ...channels,
+        buckets: [{ startUtc: buckets.startUtc }] as never,
+      }),
+    ).toMatchObject({ rollupTable: 'session_attribute_rollups' });
+  });
+
+  it('reads raw rows for conditions on pages or goals, and for entry/exit lists under other filters', () => {
     for (const filters of [
       'country==DE;page==/a',
       'page==/a',
@@ -49,7 +99,11 @@ describe('decideTable under filters', () => {
       expect(decideTable(query(filters), 'sessions', sessions).kind).toBe('raw');
     }
     const entryList = { metrics: ['sessions'] as const, dimension: 'entry_path' as const };
-    expect(decideTable(query('country==DE'), 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(query('country==DE;device==mobile'), 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(query('entry_page==/a'), 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(query('country==DE'), 'sessions', { ...entryList, dimension: 'exit_path' }).kind).toBe(
+      'rollup',
+    );
     expect(decideTable(query(''), 'sessions', entryList).kind).toBe('rollup');
   });
 

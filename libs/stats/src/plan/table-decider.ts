@@ -2,7 +2,8 @@ import type { Bucket } from '../date-range';
 import type { SessionAttribute } from '../definitions';
 import { soleAttributeOf } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
-import { PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
+import { wholeSiteDays } from '../rollups/day-split';
+import { PAIR_DIMENSIONS, PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
 
 /**
@@ -29,11 +30,14 @@ export interface TableChoice {
    * For the session rollup: `session_rollups` (one attribute per row), or
    * `session_attribute_rollups` (every attribute per row) when the filters name an attribute
    * other than the one the rows are of. For new visitors: `visitor_first_rollups`, or none
-   * (the visitors table's index by first session).
+   * (the visitors table's index by first session). `session_pair_day_rollups`: the sessions of
+   * another attribute's values or of entry and exit pages under conditions on one attribute,
+   * over whole site days (`rollupDimension`: the filtered attribute).
    */
   rollupTable?:
     | 'session_rollups'
     | 'session_attribute_rollups'
+    | 'session_pair_day_rollups'
     | 'visitor_first_rollups'
     | 'pageview_rollups'
     | 'revenue_rollups';
@@ -121,6 +125,9 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
       return raw;
   }
   if (!needs.metrics.every((m) => kept.has(m))) return raw;
+  if (pairRowsAnswer(query, needs, filteredBy)) {
+    return { source, kind: 'rollup', rollupTable: 'session_pair_day_rollups', rollupDimension: filteredBy };
+  }
   if (needs.dimension !== undefined) {
     // Only sessions are rolled up by attribute; a pageview's attribute is its session's.
     if (source !== 'sessions') return raw;
@@ -143,6 +150,27 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     };
   }
   return { source, kind: 'rollup', rollupTable: 'session_attribute_rollups', rollupDimension: attribute };
+}
+
+/**
+ * Whether the pair rollup counts a statement's sessions: grouped by one list (another attribute
+ * than the one every condition is on, or the entry or exit page), sessions only, in no report
+ * buckets, over whole site days (its rows are by site day only).
+ */
+function pairRowsAnswer(
+  query: StatsQuery,
+  needs: SessionNeeds,
+  filteredBy: SessionAttribute | undefined,
+): filteredBy is SessionAttribute {
+  return (
+    filteredBy !== undefined &&
+    needs.dimension !== undefined &&
+    needs.dimension !== filteredBy &&
+    (PAIR_DIMENSIONS as readonly string[]).includes(needs.dimension) &&
+    needs.metrics.every((m) => m === 'sessions') &&
+    (needs.buckets ?? []).length === 0 &&
+    wholeSiteDays(query)
+  );
 }
 
 /**

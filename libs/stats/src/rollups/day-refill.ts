@@ -2,6 +2,13 @@ import type { SqlDialect } from '@app/db/dialect';
 import { fromStoredDatetime } from '@app/db/sqlite/datetimes';
 import { localDayNumber, localDayNumberStart, localDayStart, nextLocalDayStart } from '../date-range';
 import { DAY_SPANS } from './day-split';
+import {
+  localDayBucket,
+  PAIR_ROLLUP,
+  pairRollupDeltas,
+  PairRollupDelta,
+  RolledUpSession,
+} from './session-rollup';
 
 /** A QueryRunner (migrations) or an EntityManager (aggregate, in its transaction). */
 export interface Queryable {
@@ -281,4 +288,80 @@ async function withSiteDays(
 /** A DATETIME as MariaDB (Date) or SQLite (its stored text, from an aggregate) gives it. */
 function asDate(value: Date | string): Date {
   return typeof value === 'string' ? fromStoredDatetime(value) : value;
+}
+
+/** Sessions read per statement by refillPairDayRollups. */
+const PAIR_REFILL_PAGE = 5000;
+/** Rows per upsert statement of refillPairDayRollups. */
+const PAIR_REFILL_ROWS = 500;
+
+/**
+ * Re-fills session_pair_day_rollups (migration 1766700000000) from the sessions table, with the
+ * deltas `aggregate` keeps it by (pairRollupDeltas, the site's localDayBucket): each site's
+ * sessions in order of start, a page at a time, each site day's rows written once the pages
+ * have passed it, so memory holds about a day of rows.
+ */
+export async function refillPairDayRollups(
+  q: Queryable,
+  { dialect, page: pageSize = PAIR_REFILL_PAGE }: { dialect: SqlDialect; page?: number },
+): Promise<void> {
+  await q.query('DELETE FROM session_pair_day_rollups');
+  const sites = (await q.query('SELECT id, timezone FROM sites ORDER BY id')) as Array<{
+    id: number;
+    timezone: string;
+  }>;
+  const write = async (siteId: number, rows: readonly PairRollupDelta[]) => {
+    for (let i = 0; i < rows.length; i += PAIR_REFILL_ROWS) {
+      const part = rows.slice(i, i + PAIR_REFILL_ROWS);
+      await q.query(
+        dialect.upsertAdd(PAIR_ROLLUP.table, ['site_id', ...PAIR_ROLLUP.keys], ['sessions'], part.length, [
+          'site_id',
+          ...PAIR_ROLLUP.identity,
+        ]),
+        part.flatMap((r) => [siteId, ...PAIR_ROLLUP.keyValues(r), r.sessions]),
+      );
+    }
+  };
+  for (const site of sites) {
+    const siteId = Number(site.id);
+    const bucketOf = localDayBucket(site.timezone);
+    let held: PairRollupDelta[] = [];
+    let after: { started_at: Date; session_id: string } | undefined;
+    for (;;) {
+      const page = (await q.query(
+        `SELECT session_id, started_at, channel, source, country, device, browser, entry_path, exit_path
+         FROM sessions WHERE site_id = ?${after ? ' AND (started_at > ? OR (started_at = ? AND session_id > ?))' : ''}
+         ORDER BY started_at, session_id LIMIT ${Number(pageSize)}`,
+        after ? [siteId, after.started_at, after.started_at, after.session_id] : [siteId],
+      )) as Array<RolledUpSession & { session_id: string }>;
+      const ended = page.length < pageSize;
+      for (const s of page) s.started_at = asDate(s.started_at);
+      const rows = mergePairRows([...held, ...pairRollupDeltas([], page, bucketOf)]);
+      if (ended) {
+        await write(siteId, rows);
+        break;
+      }
+      const last = page[page.length - 1];
+      after = { started_at: last.started_at, session_id: last.session_id };
+      // The rows of days before the last session's day are complete: no later session starts in them.
+      const open = bucketOf(last.started_at).getTime();
+      await write(
+        siteId,
+        rows.filter((r) => r.bucket.getTime() < open),
+      );
+      held = rows.filter((r) => r.bucket.getTime() >= open);
+    }
+  }
+}
+
+/** Pair rows with the same key summed into one. */
+function mergePairRows(rows: readonly PairRollupDelta[]): PairRollupDelta[] {
+  const merged = new Map<string, PairRollupDelta>();
+  for (const r of rows) {
+    const key = `${r.bucket.getTime()}\u0000${r.attribute}\u0000${r.value}\u0000${r.dimension}\u0000${r.item}`;
+    const known = merged.get(key);
+    if (known) known.sessions += r.sessions;
+    else merged.set(key, { ...r });
+  }
+  return [...merged.values()];
 }

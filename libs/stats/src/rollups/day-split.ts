@@ -62,6 +62,15 @@ export function rollupParts<T extends string>(
   ];
 }
 
+/**
+ * Whether the range is whole local days of the site's zone (every day start on a 15-minute
+ * boundary): a rollup kept by site day alone answers it (rollupParts gives one day part).
+ */
+export function wholeSiteDays(query: StatsQuery): boolean {
+  const parts = rollupParts(query, 'quarter', 'day');
+  return parts.length === 1 && parts[0].table === 'day';
+}
+
 /** The selects as one UNION ALL, in their order (the parts of a range, or several groups). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any Kysely select that can union with its own kind
 export function unionAllOf<Q extends { unionAll(other: any): Q }>(parts: readonly Q[]): Q {

@@ -3,6 +3,9 @@ import {
   attributeKey,
   attributeRollupDeltas,
   fromMillis,
+  localDayBucket,
+  PAIR_ROLLUP,
+  pairRollupDeltas,
   pathRollupDeltas,
   RolledUpSession,
   rollupBucket,
@@ -156,5 +159,56 @@ describe(attributeKey.name, () => {
     expect(attributeKey(['a:b', 'c', 'd', 'e', 'f'])).not.toBe(attributeKey(['a', 'b:c', 'd', 'e', 'f']));
     expect(attributeKey(['1:', 'x', '', '', ''])).not.toBe(attributeKey(['1', ':x', '', '', '']));
     expect(attributeKey(['é', '浏', '', '', ''])).toBe('1:é1:浏0:0:0:');
+  });
+});
+
+describe(pairRollupDeltas.name, () => {
+  const nyDay = localDayBucket('America/New_York');
+
+  it('counts a session under each attribute value once per other attribute and page, in its site day', () => {
+    const deltas = pairRollupDeltas([], [session({ entry_path: '/a', exit_path: '/b' })], nyDay);
+
+    // 5 attributes × (4 other attributes + entry + exit page)
+    expect(deltas).toHaveLength(30);
+    // 10:07 UTC on 10 March is 06:07 in New York (EDT from 8 March): the day starts at 04:00 UTC.
+    expect(new Set(deltas.map((d) => d.bucket.toISOString()))).toEqual(new Set(['2026-03-10T04:00:00.000Z']));
+    expect(deltas.filter((d) => d.attribute === 'country')).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ value: 'DE', dimension: 'channel', item: 'Search', sessions: 1 }),
+        expect.objectContaining({ value: 'DE', dimension: 'entry_path', item: '/a', sessions: 1 }),
+        expect.objectContaining({ value: 'DE', dimension: 'exit_path', item: '/b', sessions: 1 }),
+      ]),
+    );
+    expect(deltas.some((d) => d.attribute === d.dimension)).toBe(false);
+  });
+
+  it('has no page rows for a session without pageviews, and nets a re-derived session to its change', () => {
+    expect(pairRollupDeltas([], [session({ entry_path: null, exit_path: null })], nyDay)).toHaveLength(20);
+    const before = session();
+    const after = session({ country: 'FR' });
+    const deltas = pairRollupDeltas([before], [after], nyDay);
+    // Rows under country DE → FR (6 each way), and each other attribute's country item (4 each way).
+    expect(deltas).toHaveLength(20);
+    expect(
+      deltas.find((d) => d.attribute === 'device' && d.dimension === 'country' && d.item === 'DE'),
+    ).toMatchObject({
+      value: 'mobile',
+      sessions: -1,
+    });
+    expect(
+      deltas.find((d) => d.attribute === 'country' && d.value === 'FR' && d.dimension === 'entry_path'),
+    ).toMatchObject({ item: '/', sessions: 1 });
+    expect(pairRollupDeltas([before], [session()], nyDay)).toEqual([]);
+  });
+
+  it('stores a row under the MD5 of its item', () => {
+    const [row] = pairRollupDeltas([], [session({ entry_path: '/a' })], nyDay).filter(
+      (d) => d.attribute === 'channel' && d.dimension === 'entry_path',
+    );
+    const values = PAIR_ROLLUP.keyValues(row);
+    expect(values.slice(0, 4)).toEqual(['channel', 'entry_path', 'Search', row.bucket]);
+    // MD5 of the UTF-8 of "/a" (`printf '/a' | md5sum`), as session_path_rollups keys a path.
+    expect((values[4] as Buffer).toString('hex')).toBe('0639767f3e9eaad729b54037a7e2abf5');
+    expect(values[5]).toBe('/a');
   });
 });

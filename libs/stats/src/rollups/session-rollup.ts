@@ -1,4 +1,5 @@
 import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from '../date-range';
+import { createHash } from 'node:crypto';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
 
 /**
@@ -228,3 +229,74 @@ export function rollupCovers(range: ReportRange, buckets: readonly Bucket[] = []
     onBoundary(range.startUtc) && onBoundary(range.endUtc) && buckets.every((b) => onBoundary(b.startUtc))
   );
 }
+
+/** What a pair row counts under an attribute's value: another attribute's values, or entry and exit pages. */
+export const PAIR_DIMENSIONS = [...ROLLUP_DIMENSIONS, ...PATH_DIMENSIONS] as const;
+export type PairDimension = (typeof PAIR_DIMENSIONS)[number];
+
+/**
+ * One row of the pair rollup (session_pair_day_rollups): the sessions of a site day whose
+ * `attribute` is `value` and whose `dimension` (another attribute, or the entry or exit page)
+ * is `item`.
+ */
+export interface PairRollupDelta {
+  bucket: Date;
+  attribute: SessionAttribute;
+  value: string;
+  dimension: PairDimension;
+  item: string;
+  sessions: number;
+}
+
+/**
+ * The pair rollup's changes: per session, for each attribute, a row for each other attribute
+ * and for its entry and exit page (none without pageviews), so that the top lists under
+ * conditions on one attribute (SPEC §3) read the sessions of the selected values, a few rows
+ * per item and day, instead of the range's sessions.
+ */
+export function pairRollupDeltas(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+  bucketOf: (start: Date) => Date,
+): PairRollupDelta[] {
+  const deltas = new Map<string, PairRollupDelta>();
+  const add = (s: RolledUpSession, sign: 1 | -1) => {
+    const bucket = bucketOf(s.started_at);
+    for (const attribute of ROLLUP_DIMENSIONS) {
+      const value = s[attribute];
+      for (const dimension of PAIR_DIMENSIONS) {
+        if (dimension === attribute) continue;
+        const item = s[dimension];
+        if (item === null) continue;
+        const key = `${bucket.getTime()}\u0000${attribute}\u0000${value}\u0000${dimension}\u0000${item}`;
+        let d = deltas.get(key);
+        if (!d) {
+          d = { bucket, attribute, value, dimension, item, sessions: 0 };
+          deltas.set(key, d);
+        }
+        d.sessions += sign;
+      }
+    }
+  };
+  before.forEach((s) => add(s, -1));
+  after.forEach((s) => add(s, 1));
+  return [...deltas.values()].filter((d) => d.sessions !== 0);
+}
+
+/**
+ * How a pair row is stored: its key after site_id (the item keyed by its MD5: a path runs to
+ * 2,048 characters), then the item itself, and the columns that identify the row.
+ */
+export const PAIR_ROLLUP = {
+  table: 'session_pair_day_rollups',
+  keys: ['attribute', 'dimension', 'value', 'bucket', 'item_hash', 'item'],
+  identity: ['attribute', 'dimension', 'value', 'bucket', 'item_hash'],
+  keyValues: (r: PairRollupDelta): unknown[] => [
+    r.attribute,
+    r.dimension,
+    r.value,
+    r.bucket,
+    createHash('md5').update(r.item, 'utf8').digest(),
+    r.item,
+  ],
+} as const;

@@ -64,6 +64,23 @@ export const where = {
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(sessionSelected(query.filters, alias))})`;
   },
 
+  /**
+   * The pair rollup's rows of one list for the query: whole site days of the session start in
+   * the range, the values of `attribute` the filters (all on it when decideTable picks the
+   * rollup) select.
+   */
+  sessionPairRollups(
+    query: StatsQuery,
+    attribute: string,
+    dimension: string,
+    alias = 'p',
+  ): Expression<SqlBool> {
+    if (query.filters.some((f) => f.dimension !== attribute)) {
+      throw new Error(`the pair rollup by ${attribute} cannot select sessions by another dimension`);
+    }
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'attribute')} = ${sql.lit(attribute)} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(rollupValueSelected(query.filters, col(alias, 'value')))})`;
+  },
+
   /** The rows of one goal in goal_rollups for the query: whole buckets of the session start in the range. */
   goalRollups(query: StatsQuery, goalId: number, alias = 'g'): Expression<SqlBool> {
     unfiltered(query, 'goal_rollups');
