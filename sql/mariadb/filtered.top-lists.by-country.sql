@@ -7,43 +7,59 @@
 --   $5 = "FR"
 --   $6 = 1
 --   $7 = "A"
---   $8 = 7
---   $9 = 2026-03-19T23:00:00.000Z
---   $10 = 2026-04-02T22:00:00.000Z
---   $11 = "DE"
---   $12 = "FR"
---   $13 = 1
---   $14 = "A"
---   $15 = 7
---   $16 = 2026-03-19T23:00:00.000Z
---   $17 = 2026-04-02T22:00:00.000Z
---   $18 = "DE"
---   $19 = "FR"
---   $20 = 1
---   $21 = "A"
---   $22 = 7
---   $23 = 2026-03-19T23:00:00.000Z
---   $24 = 2026-04-02T22:00:00.000Z
---   $25 = "DE"
---   $26 = "FR"
---   $27 = 1
---   $28 = "A"
---   $29 = 7
---   $30 = 2026-03-19T23:00:00.000Z
---   $31 = 2026-04-02T22:00:00.000Z
---   $32 = "DE"
---   $33 = "FR"
---   $34 = 1
---   $35 = "A"
---   $36 = 7
---   $37 = 2026-03-19T23:00:00.000Z
---   $38 = 2026-04-02T22:00:00.000Z
---   $39 = "DE"
---   $40 = "FR"
---   $41 = 1
---   $42 = "A"
---   $43 = 10
---   $44 = 10
+--   $8 = 1
+--   $9 = 7
+--   $10 = 2026-03-19T23:00:00.000Z
+--   $11 = 2026-04-02T22:00:00.000Z
+--   $12 = "DE"
+--   $13 = "FR"
+--   $14 = 1
+--   $15 = "A"
+--   $16 = 1
+--   $17 = 7
+--   $18 = 2026-03-19T23:00:00.000Z
+--   $19 = 2026-04-02T22:00:00.000Z
+--   $20 = "DE"
+--   $21 = "FR"
+--   $22 = 1
+--   $23 = "A"
+--   $24 = 7
+--   $25 = 2026-03-19T23:00:00.000Z
+--   $26 = 2026-04-02T22:00:00.000Z
+--   $27 = "DE"
+--   $28 = "FR"
+--   $29 = 1
+--   $30 = "A"
+--   $31 = 7
+--   $32 = 2026-03-19T23:00:00.000Z
+--   $33 = 2026-04-02T22:00:00.000Z
+--   $34 = "DE"
+--   $35 = "FR"
+--   $36 = 1
+--   $37 = "A"
+--   $38 = 7
+--   $39 = 2026-03-19T23:00:00.000Z
+--   $40 = 2026-04-02T22:00:00.000Z
+--   $41 = "DE"
+--   $42 = "FR"
+--   $43 = 1
+--   $44 = "A"
+--   $45 = 7
+--   $46 = 2026-03-19T23:00:00.000Z
+--   $47 = 2026-04-02T22:00:00.000Z
+--   $48 = "DE"
+--   $49 = "FR"
+--   $50 = 1
+--   $51 = "A"
+--   $52 = 7
+--   $53 = 2026-03-19T23:00:00.000Z
+--   $54 = 2026-04-02T22:00:00.000Z
+--   $55 = "DE"
+--   $56 = "FR"
+--   $57 = 1
+--   $58 = "A"
+--   $59 = 10
+--   $60 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -65,7 +81,57 @@ FROM
       (
         SELECT
           `c`.`list`,
-          `c`.`value` AS `value`,
+          COALESCE(
+            `c`.`value`,
+            CASE `c`.`list`
+              WHEN 'entry_path' THEN (
+                (
+                  SELECT
+                    `n`.`item`
+                  FROM
+                    `session_pair_day_rollups` AS `n`
+                  WHERE
+                    (
+                      `n`.`site_id` = ?
+                      AND `n`.`attribute` = 'country'
+                      AND `n`.`dimension` = 'entry_path'
+                      AND `n`.`bucket` >= ?
+                      AND `n`.`bucket` < ?
+                      AND (
+                        (`n`.`value` IN (?, ?))
+                        AND NOT (SUBSTRING(`n`.`value`, 1, ?) = ?)
+                      )
+                    )
+                    AND `n`.`item_hash` = `c`.`path_hash`
+                  LIMIT
+                    ?
+                )
+              )
+              WHEN 'exit_path' THEN (
+                (
+                  SELECT
+                    `n`.`item`
+                  FROM
+                    `session_pair_day_rollups` AS `n`
+                  WHERE
+                    (
+                      `n`.`site_id` = ?
+                      AND `n`.`attribute` = 'country'
+                      AND `n`.`dimension` = 'exit_path'
+                      AND `n`.`bucket` >= ?
+                      AND `n`.`bucket` < ?
+                      AND (
+                        (`n`.`value` IN (?, ?))
+                        AND NOT (SUBSTRING(`n`.`value`, 1, ?) = ?)
+                      )
+                    )
+                    AND `n`.`item_hash` = `c`.`path_hash`
+                  LIMIT
+                    ?
+                )
+              )
+            END
+          ) AS `value`,
           `c`.`sessions`
         FROM
           (
@@ -177,8 +243,8 @@ FROM
                 UNION ALL
                 SELECT
                   'entry_path' AS `list`,
-                  MIN(`p`.`item`) AS `value`,
-                  NULL AS `path_hash`,
+                  NULL AS `value`,
+                  `p`.`item_hash` AS `path_hash`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`
@@ -199,8 +265,8 @@ FROM
                 UNION ALL
                 SELECT
                   'exit_path' AS `list`,
-                  MIN(`p`.`item`) AS `value`,
-                  NULL AS `path_hash`,
+                  NULL AS `value`,
+                  `p`.`item_hash` AS `path_hash`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`

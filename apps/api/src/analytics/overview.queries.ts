@@ -76,16 +76,32 @@ export const overviewStatements = {
       const groups = lists.map((list): TopListGroup => {
         const table = decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list });
         if (table.rollupTable === 'session_pair_day_rollups') {
-          // Under conditions on one attribute: the selected values' day rows of this list, by item.
+          // Under conditions on one attribute: the selected values' day rows of this list, by
+          // item. A page list is grouped by the page's hash alone and its candidates named after
+          // (as the unfiltered page lists: at 10M, 42k rows under country==US in 21 ms, not 66).
+          const selected = where.sessionPairRollups(query, table.rollupDimension!, list, 'p');
+          const byPath = list === 'entry_path' || list === 'exit_path';
+          if (byPath) {
+            pathOf.set(
+              list,
+              (hash) =>
+                sql<string>`(${d.builder
+                  .selectFrom('session_pair_day_rollups as n')
+                  .select('n.item')
+                  .where(where.sessionPairRollups(query, table.rollupDimension!, list, 'n'))
+                  .where(sql<SqlBool>`${sql.ref('n.item_hash')} = ${hash}`)
+                  .limit(1)})`,
+            );
+          }
           return d.builder
             .selectFrom('session_pair_day_rollups as p')
             .select([
               sql.lit(list).as('list'),
-              sql<string>`MIN(${sql.ref('p.item')})`.as('value'),
-              sql<Buffer | null>`NULL`.as('path_hash'),
+              (byPath ? sql<string | null>`NULL` : sql<string>`MIN(${sql.ref('p.item')})`).as('value'),
+              (byPath ? sql.ref('p.item_hash') : sql<Buffer | null>`NULL`).as('path_hash'),
               sessionRollupMetrics('p').sessions.as('sessions'),
             ])
-            .where(where.sessionPairRollups(query, table.rollupDimension!, list, 'p'))
+            .where(selected)
             .groupBy('p.item_hash') as TopListGroup;
         }
         if (table.rollupTable === 'session_attribute_rollups') {
