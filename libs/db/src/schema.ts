@@ -165,7 +165,7 @@ export interface SessionPathRollupsTable {
 export interface SessionPairDayRollupsTable {
   site_id: number;
   attribute: 'channel' | 'source' | 'country' | 'device' | 'browser';
-  dimension: 'channel' | 'source' | 'country' | 'device' | 'browser' | 'entry_path' | 'exit_path';
+  dimension: 'channel' | 'source' | 'country' | 'device' | 'entry_path' | 'exit_path';
   value: string;
   bucket: Date;
   item_hash: Buffer;

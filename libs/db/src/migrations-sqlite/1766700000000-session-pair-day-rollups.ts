@@ -10,7 +10,7 @@ export class SqliteSessionPairDayRollups1766700000000 implements MigrationInterf
     await q.query(`CREATE TABLE session_pair_day_rollups (
       site_id INTEGER NOT NULL,
       attribute TEXT NOT NULL CHECK (attribute IN ('channel', 'source', 'country', 'device', 'browser')),
-      dimension TEXT NOT NULL CHECK (dimension IN ('channel', 'source', 'country', 'device', 'browser', 'entry_path', 'exit_path')),
+      dimension TEXT NOT NULL CHECK (dimension IN ('channel', 'source', 'country', 'device', 'entry_path', 'exit_path')),
       value TEXT NOT NULL,
       bucket DATETIME NOT NULL,
       item_hash BLOB NOT NULL,

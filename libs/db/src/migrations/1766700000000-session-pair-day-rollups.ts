@@ -4,7 +4,7 @@ import { refillPairDayRollups } from '@app/stats/rollups/day-refill';
 
 /**
  * The pair rollup (pairRollupDeltas): per site, session attribute and value, listed dimension
- * (another attribute, the entry page or the exit page), site day of the session start and
+ * (another attribute of the overview's lists, the entry page or the exit page), site day of the session start and
  * item, the sessions. The overview's top lists under conditions on one attribute read the
  * sessions of the values those select from it: at 10M pageviews the entry and exit pages
  * under `country==US` read the range's 3M sessions (2.66 s each), the other attribute lists
@@ -21,7 +21,7 @@ export class SessionPairDayRollups1766700000000 implements MigrationInterface {
     await q.query(`CREATE TABLE session_pair_day_rollups (
       site_id INT UNSIGNED NOT NULL,
       attribute ENUM('channel','source','country','device','browser') NOT NULL,
-      dimension ENUM('channel','source','country','device','browser','entry_path','exit_path') NOT NULL,
+      dimension ENUM('channel','source','country','device','entry_path','exit_path') NOT NULL,
       value VARCHAR(255) NOT NULL,
       bucket DATETIME NOT NULL,
       item_hash BINARY(16) NOT NULL,

@@ -45,12 +45,15 @@ describe('decideTable under filters', () => {
       rollupTable: 'session_pair_day_rollups',
       rollupDimension: 'country',
     };
-    for (const dimension of ['channel', 'browser', 'entry_path', 'exit_path'] as const) {
+    for (const dimension of ['channel', 'device', 'entry_path', 'exit_path'] as const) {
       expect(
         decideTable(query('country==DE|F*;country!=FR'), 'sessions', { metrics: ['sessions'], dimension }),
       ).toEqual(pairs);
     }
-    // Its rows count sessions only, by site day only, of one attribute's values.
+    // No browser rows (no report lists browsers under a filter); sessions only, by site day only.
+    expect(
+      decideTable(query('country==DE'), 'sessions', { metrics: ['sessions'], dimension: 'browser' }),
+    ).toMatchObject({ rollupTable: 'session_attribute_rollups' });
     const channels = { metrics: ['sessions'] as const, dimension: 'channel' as const };
     expect(
       decideTable(query('country==DE'), 'sessions', { ...channels, metrics: ['sessions', 'bounces'] }),

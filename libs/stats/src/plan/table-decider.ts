@@ -153,9 +153,9 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
 }
 
 /**
- * Whether the pair rollup counts a statement's sessions: grouped by one list (another attribute
- * than the one every condition is on, or the entry or exit page), sessions only, in no report
- * buckets, over whole site days (its rows are by site day only).
+ * Whether the pair rollup counts a statement's sessions: grouped by one of its lists (an
+ * attribute the overview lists, other than the one every condition is on, or the entry or exit
+ * page), sessions only, in no report buckets, over whole site days (its rows are by site day only).
  */
 function pairRowsAnswer(
   query: StatsQuery,

@@ -168,8 +168,9 @@ describe(pairRollupDeltas.name, () => {
   it('counts a session under each attribute value once per other attribute and page, in its site day', () => {
     const deltas = pairRollupDeltas([], [session({ entry_path: '/a', exit_path: '/b' })], nyDay);
 
-    // 5 attributes × (4 other attributes + entry + exit page)
-    expect(deltas).toHaveLength(30);
+    // 4 attributes × (3 other listed attributes + entry + exit page), and browser × (4 + 2)
+    expect(deltas).toHaveLength(26);
+    expect(deltas.some((d) => d.dimension === ('browser' as string))).toBe(false);
     // 10:07 UTC on 10 March is 06:07 in New York (EDT from 8 March): the day starts at 04:00 UTC.
     expect(new Set(deltas.map((d) => d.bucket.toISOString()))).toEqual(new Set(['2026-03-10T04:00:00.000Z']));
     expect(deltas.filter((d) => d.attribute === 'country')).toEqual(
@@ -183,12 +184,12 @@ describe(pairRollupDeltas.name, () => {
   });
 
   it('has no page rows for a session without pageviews, and nets a re-derived session to its change', () => {
-    expect(pairRollupDeltas([], [session({ entry_path: null, exit_path: null })], nyDay)).toHaveLength(20);
+    expect(pairRollupDeltas([], [session({ entry_path: null, exit_path: null })], nyDay)).toHaveLength(16);
     const before = session();
     const after = session({ country: 'FR' });
     const deltas = pairRollupDeltas([before], [after], nyDay);
-    // Rows under country DE → FR (6 each way), and each other attribute's country item (4 each way).
-    expect(deltas).toHaveLength(20);
+    // Rows under country DE → FR (5 each way), and each other attribute's country item (4 each way).
+    expect(deltas).toHaveLength(18);
     expect(
       deltas.find((d) => d.attribute === 'device' && d.dimension === 'country' && d.item === 'DE'),
     ).toMatchObject({

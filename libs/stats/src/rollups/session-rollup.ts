@@ -230,8 +230,11 @@ export function rollupCovers(range: ReportRange, buckets: readonly Bucket[] = []
   );
 }
 
-/** What a pair row counts under an attribute's value: another attribute's values, or entry and exit pages. */
-export const PAIR_DIMENSIONS = [...ROLLUP_DIMENSIONS, ...PATH_DIMENSIONS] as const;
+/**
+ * What a pair row counts under an attribute's value: another attribute's values, or entry and
+ * exit pages; the lists the overview shows (browser is not one: no report reads its rows).
+ */
+export const PAIR_DIMENSIONS = ['channel', 'source', 'country', 'device', ...PATH_DIMENSIONS] as const;
 export type PairDimension = (typeof PAIR_DIMENSIONS)[number];
 
 /**
@@ -265,7 +268,7 @@ export function pairRollupDeltas(
     for (const attribute of ROLLUP_DIMENSIONS) {
       const value = s[attribute];
       for (const dimension of PAIR_DIMENSIONS) {
-        if (dimension === attribute) continue;
+        if (dimension === (attribute as string)) continue;
         const item = s[dimension];
         if (item === null) continue;
         const key = `${bucket.getTime()}\u0000${attribute}\u0000${value}\u0000${dimension}\u0000${item}`;
