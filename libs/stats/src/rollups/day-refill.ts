@@ -7,6 +7,7 @@ import {
   PAIR_ROLLUP,
   pairRollupDeltas,
   PairRollupDelta,
+  pairRowKey,
   RolledUpSession,
 } from './session-rollup';
 
@@ -358,7 +359,7 @@ export async function refillPairDayRollups(
 function mergePairRows(rows: readonly PairRollupDelta[]): PairRollupDelta[] {
   const merged = new Map<string, PairRollupDelta>();
   for (const r of rows) {
-    const key = `${r.bucket.getTime()}\u0000${r.attribute}\u0000${r.value}\u0000${r.dimension}\u0000${r.item}`;
+    const key = pairRowKey(r);
     const known = merged.get(key);
     if (known) known.sessions += r.sessions;
     else merged.set(key, { ...r });

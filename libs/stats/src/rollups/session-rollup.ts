@@ -271,10 +271,11 @@ export function pairRollupDeltas(
         if (dimension === (attribute as string)) continue;
         const item = s[dimension];
         if (item === null) continue;
-        const key = `${bucket.getTime()}\u0000${attribute}\u0000${value}\u0000${dimension}\u0000${item}`;
+        const row = { bucket, attribute, value, dimension, item, sessions: 0 };
+        const key = pairRowKey(row);
         let d = deltas.get(key);
         if (!d) {
-          d = { bucket, attribute, value, dimension, item, sessions: 0 };
+          d = row;
           deltas.set(key, d);
         }
         d.sessions += sign;
@@ -284,6 +285,11 @@ export function pairRollupDeltas(
   before.forEach((s) => add(s, -1));
   after.forEach((s) => add(s, 1));
   return [...deltas.values()].filter((d) => d.sessions !== 0);
+}
+
+/** What identifies a pair row (its table key, with the item itself in place of its hash). */
+export function pairRowKey(r: Omit<PairRollupDelta, 'sessions'>): string {
+  return `${r.bucket.getTime()}\u0000${r.attribute}\u0000${r.value}\u0000${r.dimension}\u0000${r.item}`;
 }
 
 /**
