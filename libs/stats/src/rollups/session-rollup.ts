@@ -239,8 +239,8 @@ export type PairDimension = (typeof PAIR_DIMENSIONS)[number];
 
 /**
  * One row of the pair rollup (session_pair_day_rollups): the sessions of a site day whose
- * `attribute` is `value` and whose `dimension` (another attribute, or the entry or exit page)
- * is `item`.
+ * `attribute` is `value` and whose `dimension` (another attribute the overview lists, or the
+ * entry or exit page) is `item`.
  */
 export interface PairRollupDelta {
   bucket: Date;
@@ -253,7 +253,7 @@ export interface PairRollupDelta {
 
 /**
  * The pair rollup's changes: per session, for each attribute, a row for each other attribute
- * and for its entry and exit page (none without pageviews), so that the top lists under
+ * of PAIR_DIMENSIONS and for its entry and exit page (none without pageviews), so that the top lists under
  * conditions on one attribute (SPEC §3) read the sessions of the selected values, a few rows
  * per item and day, instead of the range's sessions.
  */
