@@ -23,7 +23,7 @@ import {
   sessionRollupDeltas,
 } from '@app/stats/rollups/session-rollup';
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
-import { sessionPurchased } from '@app/stats/commerce';
+import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
@@ -234,7 +234,7 @@ export class SessionAggregator {
     ).map((r) => r.session_id);
     if (sessionIds.length === 0) return { sessions: 0, visitors: 0 };
     const before = await this.derivedSessions(em, siteId, sessionIds);
-    const derive = this.deriveSessions(siteId, sessionIds);
+    const derive = deriveSessionsStatement(this.sql.dialect, siteId, sessionIds);
     await em.query(derive.sql, [...derive.parameters]);
     const after = await this.derivedSessions(em, siteId, sessionIds);
     const localDay = await this.localDayOf(em, siteId);
@@ -476,41 +476,45 @@ export class SessionAggregator {
       count: SESSIONS_COUNT,
     });
   }
+}
 
-  /**
-   * One set-based statement: every queued session of a site recomputed from all its hits.
-   * The first hit, first pageview and last pageview are picked by index-ordered LIMIT 1
-   * subqueries through ix_hits_site_session, (site_id, session_id, ts, seq), named in the SQL:
-   * left to statistics taken while the table was small, MariaDB chose (site_id, ts) instead
-   * and scanned every hit of the site for each session (the demo's aggregate took minutes). A single pass with
-   * several ROW_NUMBER() windows was tried first and MariaDB 10.11 mixed up which row was
-   * first when the windows had different PARTITION BY lists.
-   */
-  private deriveSessions(
-    siteId: number,
-    sessionIds: string[],
-  ): { sql: string; parameters: readonly unknown[] } {
-    const d = this.sql.dialect;
-    const pick = (column: string, pageviewsOnly: boolean, direction: 'asc' | 'desc') =>
-      sql`(SELECT ${sql.ref(`x.${column}`)} FROM ${sql.raw(d.tableWithIndex('hits', 'x', HITS_BY_SESSION))} WHERE x.site_id = a.site_id AND x.session_id = a.session_id${
-        pageviewsOnly ? sql` AND x.type = 'pageview'` : sql``
-      } ORDER BY ${sql.raw(hitOrderSql('x', direction))} LIMIT 1)`;
-    return sql`${sql.raw(d.replaceInto('sessions', SESSION_COLUMNS))}
-      SELECT a.site_id, a.session_id, f.visitor_id, a.started_at, a.ended_at,
-        a.hits, a.pageviews, a.events, a.purchases,
-        ${sql.raw(isBounceSql('a'))},
-        ${d.secondsBetween(sql.ref('a.started_at'), sql.ref('a.ended_at'))},
-        ${pick('path', true, 'asc')},
-        ${pick('path', true, 'desc')},
-        ${sql.join(SESSION_ATTRIBUTES.map((attr) => attributeOrMissing(attr, sql.ref(`f.${attr}`))))},
-        CASE WHEN ${sessionPurchased('a')} THEN 1 ELSE 0 END
-      FROM (
-        SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
-          SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases
-        FROM hits h
-        WHERE h.site_id = ${siteId} AND h.session_id IN (${sql.join(sessionIds)})
-        GROUP BY h.site_id, h.session_id
-      ) a
-      JOIN hits f ON f.seq = ${pick('seq', false, 'asc')}`.compile(d.builder);
-  }
+/**
+ * One set-based statement: every queued session of a site recomputed from all its hits.
+ * The first hit, first pageview and last pageview are picked by index-ordered LIMIT 1
+ * subqueries through ix_hits_site_session, (site_id, session_id, ts, seq), named in the SQL:
+ * left to statistics taken while the table was small, MariaDB chose (site_id, ts) instead
+ * and scanned every hit of the site for each session (the demo's aggregate took minutes). A single pass with
+ * several ROW_NUMBER() windows was tried first and MariaDB 10.11 mixed up which row was
+ * first when the windows had different PARTITION BY lists. Whether a session purchased comes
+ * from the batch's purchasing sessions, read once (purchasingSessionsAmong).
+ */
+export function deriveSessionsStatement(
+  d: SqlDialect,
+  siteId: number,
+  sessionIds: readonly string[],
+): { sql: string; parameters: readonly unknown[] } {
+  const pick = (column: string, pageviewsOnly: boolean, direction: 'asc' | 'desc') =>
+    sql`(SELECT ${sql.ref(`x.${column}`)} FROM ${sql.raw(d.tableWithIndex('hits', 'x', HITS_BY_SESSION))} WHERE x.site_id = a.site_id AND x.session_id = a.session_id${
+      pageviewsOnly ? sql` AND x.type = 'pageview'` : sql``
+    } ORDER BY ${sql.raw(hitOrderSql('x', direction))} LIMIT 1)`;
+  return sql`${sql.raw(d.replaceInto('sessions', SESSION_COLUMNS))}
+    SELECT a.site_id, a.session_id, f.visitor_id, a.started_at, a.ended_at,
+      a.hits, a.pageviews, a.events, a.purchases,
+      ${sql.raw(isBounceSql('a'))},
+      ${d.secondsBetween(sql.ref('a.started_at'), sql.ref('a.ended_at'))},
+      ${pick('path', true, 'asc')},
+      ${pick('path', true, 'desc')},
+      ${sql.join(SESSION_ATTRIBUTES.map((attr) => attributeOrMissing(attr, sql.ref(`f.${attr}`))))},
+      CASE WHEN po.session_id IS NULL THEN 0 ELSE 1 END
+    FROM (
+      SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
+        SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases
+      FROM hits h
+      WHERE h.site_id = ${siteId} AND h.session_id IN (${sql.join([...sessionIds])})
+      GROUP BY h.site_id, h.session_id
+    ) a
+    JOIN hits f ON f.seq = ${pick('seq', false, 'asc')}
+    LEFT JOIN (${purchasingSessionsAmong(siteId, sessionIds)}) po ON po.session_id = a.session_id`.compile(
+    d.builder,
+  );
 }
