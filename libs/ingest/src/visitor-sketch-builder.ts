@@ -99,11 +99,10 @@ export class VisitorSketchBuilder {
     const first = Math.min(...hours);
     const last = Math.max(...hours) + HOUR_MS;
     const d = this.sql.dialect;
-    // The hours' session ids first, from the index by start alone (SQLite's
-    // ix_sessions_site_start; on MariaDB the primary key since migration 1766800000000), then
-    // their rows by key: asked for the rows at once through ix_sessions_site_start, MariaDB 10.11
-    // read it by site_id only (ref, with the hours as a filter) whenever its estimate of the range
-    // was as large as that of the site (313,698 index entries at 1M for 22,470).
+    // The hours' session ids first, from ix_sessions_site_start alone, then their rows by key:
+    // asked for the rows at once, MariaDB 10.11 reads the index by site_id only (ref, with the
+    // hours as a filter) whenever its estimate of the range is as large as that of the site, so
+    // a day's sketches read every session of the site (313,698 index entries at 1M for 22,470).
     const hoursSessions = d.materialized(
       sql`SELECT session_id FROM sessions WHERE site_id = ${siteId} AND started_at >= ${new Date(first)} AND started_at < ${new Date(last)}`,
     );
