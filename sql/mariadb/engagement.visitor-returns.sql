@@ -2,24 +2,35 @@
 -- parameters:
 --   $1 = 2026-03-19T23:00:00.000Z
 --   $2 = 7
---   $3 = 2026-03-19T23:00:00.000Z
---   $4 = 2026-04-02T22:00:00.000Z
---   $5 = 7
+--   $3 = 7
+--   $4 = 2026-03-19T23:00:00.000Z
+--   $5 = 2026-04-02T22:00:00.000Z
 SELECT
-  COUNT(*) AS `visitors`,
-  COALESCE(SUM(`v`.`first_session_at` < ?), 0) AS `returners`
+  COUNT(`f`.`first_at`) AS `visitors`,
+  COALESCE(SUM(`f`.`first_at` < ?), 0) AS `returners`
 FROM
   (
-    SELECT DISTINCT
-      `s`.`visitor_id`
-    FROM
-      `sessions` AS `s`
-    WHERE
+    SELECT
       (
-        `s`.`site_id` = ?
-        AND `s`.`started_at` >= ?
-        AND `s`.`started_at` < ?
-      )
-  ) AS `r`
-  INNER JOIN `visitors` AS `v` ON `v`.`site_id` = ?
-  AND `v`.`visitor_id` = `r`.`visitor_id`;
+        SELECT
+          v.first_session_at
+        FROM
+          visitors v
+        WHERE
+          v.site_id = ?
+          AND v.visitor_id = r.visitor_id
+      ) AS `first_at`
+    FROM
+      (
+        SELECT DISTINCT
+          `s`.`visitor_id`
+        FROM
+          `sessions` AS `s`
+        WHERE
+          (
+            `s`.`site_id` = ?
+            AND `s`.`started_at` >= ?
+            AND `s`.`started_at` < ?
+          )
+      ) AS `r`
+  ) AS `f`;

@@ -94,29 +94,30 @@ export const engagementStatements = {
         .compile();
   },
 
-  /** The range's visitors (of its sessions) and how many had their first-ever session before it. */
+  /**
+   * The range's visitors (of its sessions) and how many had their first-ever session before it:
+   * each distinct visitor's first session looked up by key. Joined instead, MariaDB 10.11 read
+   * every visitor of the site and probed the distinct set for each (22.5 s at 10M pageviews
+   * under `source==google;device==mobile`, the set spilled to disk; 6.3 s this way).
+   */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
-    return (d) =>
-      d.builder
-        .selectFrom(
-          d.builder
-            .selectFrom('sessions as s')
-            .select('s.visitor_id')
-            .distinct()
-            .where(where.sessions(query, 's'))
-            .as('r'),
-        )
-        .innerJoin('visitors as v', (join) =>
-          join.on('v.site_id', '=', query.site.id).onRef('v.visitor_id', '=', 'r.visitor_id'),
-        )
+    return (d) => {
+      const visitors = d.builder
+        .selectFrom('sessions as s')
+        .select('s.visitor_id')
+        .distinct()
+        .where(where.sessions(query, 's'));
+      const firstSession = sql`(SELECT v.first_session_at FROM visitors v WHERE v.site_id = ${query.site.id} AND v.visitor_id = r.visitor_id)`;
+      return d.builder
+        .selectFrom(d.builder.selectFrom(visitors.as('r')).select(firstSession.as('first_at')).as('f'))
         .select([
-          sql<Count>`COUNT(*)`.as('visitors'),
-          sql<Count>`COALESCE(SUM(${col('v', 'first_session_at')} < ${query.range.startUtc}), 0)`.as(
-            'returners',
-          ),
+          // A visitor without a row in the visitors table counts nowhere (as an inner join would).
+          sql<Count>`COUNT(${col('f', 'first_at')})`.as('visitors'),
+          sql<Count>`COALESCE(SUM(${col('f', 'first_at')} < ${query.range.startUtc}), 0)`.as('returners'),
         ])
         .compile();
+    };
   },
 };
 
