@@ -22,6 +22,8 @@ import { TestEnv } from './support/test-env';
  *
  * E starts before the range: it is no session of the range, but its in-range pageview and
  * order count whenever E is selected. A0 makes v-A a returning visitor whatever the filters.
+ * Time on page / scroll depth: A /blog/a 30 s / 80, A /pricing 10 s / 20, B — / 30, E /pricing
+ * (before the range) 100 s / 90, E /blog/c 40 s / 60; no other pageview carries either.
  */
 describe('filters (SPEC §3)', () => {
   let env: TestEnv;
@@ -68,18 +70,34 @@ describe('filters (SPEC §3)', () => {
     const f = attrs('GB', 'Referral', 'news_x%', 'desktop', 'Édge 浏览器:1');
     const imported = await env.importHits([
       pageview(site, 'A0', '2026-05-02T08:00:00Z', '/home', a0),
-      pageview(site, 'A', '2026-05-04T10:00:00Z', '/blog/a', a),
-      pageview(site, 'A', '2026-05-04T10:01:00Z', '/pricing', a),
+      pageview(site, 'A', '2026-05-04T10:00:00Z', '/blog/a', {
+        ...a,
+        time_on_page_seconds: 30,
+        scroll_depth: 80,
+      }),
+      pageview(site, 'A', '2026-05-04T10:01:00Z', '/pricing', {
+        ...a,
+        time_on_page_seconds: 10,
+        scroll_depth: 20,
+      }),
       event(site, 'A', '2026-05-04T10:02:00Z', 'signup', a),
       purchase(site, 'A', '2026-05-04T10:03:00Z', 'o1', '10.00', a),
-      pageview(site, 'B', '2026-05-04T11:00:00Z', '/blog/b', b),
+      pageview(site, 'B', '2026-05-04T11:00:00Z', '/blog/b', { ...b, scroll_depth: 30 }),
       pageview(site, 'G', '2026-05-04T12:00:00Z', '/pricing', g),
       pageview(site, 'C', '2026-05-05T09:00:00Z', '/', c),
       pageview(site, 'C', '2026-05-05T09:05:00Z', '/docs/x', c),
       purchase(site, 'C', '2026-05-05T09:10:00Z', 'o2', '25.50', c),
       event(site, 'D', '2026-05-05T12:00:00Z', 'signup', d),
-      pageview(site, 'E', '2026-05-03T23:50:00Z', '/pricing', e),
-      pageview(site, 'E', '2026-05-04T00:10:00Z', '/blog/c', e),
+      pageview(site, 'E', '2026-05-03T23:50:00Z', '/pricing', {
+        ...e,
+        time_on_page_seconds: 100,
+        scroll_depth: 90,
+      }),
+      pageview(site, 'E', '2026-05-04T00:10:00Z', '/blog/c', {
+        ...e,
+        time_on_page_seconds: 40,
+        scroll_depth: 60,
+      }),
       purchase(site, 'E', '2026-05-04T00:15:00Z', 'o3', '5.00', e),
       pageview(site, 'F', '2026-05-05T15:00:00Z', '/blog/%_lit', f),
       // The other site's DE session must never show here.
@@ -310,6 +328,25 @@ describe('filters (SPEC §3)', () => {
       returning_visitors: 0,
       returning_share: 0,
     });
+  });
+
+  it("engagement: time on page and scroll depth over the selected sessions' pageviews of the range", async () => {
+    const engagement = async (filters: string) => {
+      const res = await get('/analytics/engagement', { ...RANGE, filters });
+      expect(res.status).toBe(200);
+      const data = res.body.data as {
+        avg_time_on_page_seconds: number;
+        scroll_depth: Array<{ bucket: string; pageviews: number }>;
+      };
+      return [data.avg_time_on_page_seconds, data.scroll_depth.map((b) => b.pageviews)];
+    };
+    // A's two pageviews and E's in-range one (E started before the range): (30 + 10 + 40) / 3.
+    expect(await engagement('country==DE')).toEqual([26.67, [1, 0, 1, 1]]);
+    // B (no time on page, scroll 30) and E's in-range pageview.
+    expect(await engagement('device==mobile')).toEqual([40, [0, 1, 1, 0]]);
+    expect(await engagement('country==DE;device==desktop')).toEqual([20, [1, 0, 0, 1]]);
+    expect(await engagement('page==/blog/c')).toEqual([40, [0, 0, 1, 0]]);
+    expect(await engagement('country==US')).toEqual([0, [0, 0, 0, 0]]);
   });
 
   it('funnel: every step counts only hits of selected sessions', async () => {

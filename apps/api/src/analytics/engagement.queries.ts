@@ -1,6 +1,7 @@
 import {
   col,
   decideTable,
+  pageviewHitsThroughSessions,
   pageviewMetrics,
   pageviewRollupMetrics,
   ReportDb,
@@ -40,7 +41,22 @@ export const engagementStatements = {
   /** Over the pageviews whose own ts is in the range. */
   pageviewEngagement(query: StatsQuery): ReportStatement<Record<string, Count>> {
     const needs = { metrics: ['timeOnPageSum', 'timedPageviews', 'scrollDepth'] as const };
-    if (decideTable(query, 'hits', needs).kind === 'rollup') {
+    const table = decideTable(query, 'hits', needs);
+    if (table.kind === 'throughSessions') {
+      // Under filters: the selected sessions' pageviews of the range.
+      return (d) => {
+        const m = pageviewMetrics('h');
+        return d.builder
+          .selectFrom(pageviewHitsThroughSessions(query, ['time_on_page_seconds', 'scroll_depth']).as('h'))
+          .select([
+            metricOut(d, 'timeOnPageSum', m.timeOnPageSum).as('tsum'),
+            m.timedPageviews.as('timed'),
+            ...scrollDepthCounts('h').map((count, i) => count.as(`b${i}`)),
+          ])
+          .compile();
+      };
+    }
+    if (table.kind === 'rollup') {
       return (d) => {
         const r = pageviewRollupMetrics('r');
         return d.builder

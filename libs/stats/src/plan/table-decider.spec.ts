@@ -138,10 +138,20 @@ describe('decideTable under filters', () => {
     expect(
       decideTable(query('country==DE'), 'hits', { metrics: ['pageviews'], dimension: 'device' }).kind,
     ).toBe('bySession');
-    // Time on page and scroll depth are not counted per session.
+    // Time on page and scroll depth are not counted per session: read from the selected
+    // sessions' hits, as are those of page conditions; grouped by an attribute, raw.
     expect(decideTable(query('country==DE'), 'hits', { metrics: ['pageviews', 'timeOnPageSum'] }).kind).toBe(
-      'raw',
+      'throughSessions',
     );
+    expect(decideTable(query('page==/a'), 'hits', { metrics: ['timeOnPageSum', 'scrollDepth'] }).kind).toBe(
+      'throughSessions',
+    );
+    expect(
+      decideTable(query('country==DE'), 'hits', { metrics: ['timeOnPageSum'], dimension: 'device' }).kind,
+    ).toBe('raw');
+    expect(
+      decideTable({ ...query('country==DE'), tables: 'raw' }, 'hits', { metrics: ['timeOnPageSum'] }).kind,
+    ).toBe('raw');
     expect(
       decideTable({ ...query('country==DE'), tables: 'raw' }, 'hits', { metrics: ['pageviews'] }).kind,
     ).toBe('raw');

@@ -18,8 +18,11 @@ export interface TableChoice {
   /**
    * `bySession`: pageviews read through their sessions (sql/pageviews-by-session.ts): a
    * settled session that lies whole in one bucket counts all its pageviews at once.
+   * `throughSessions`: each filtered pageview read from the hits of the selected sessions
+   * (sql/pageviews-by-session.ts pageviewHitsThroughSessions), for values of each pageview
+   * (time on page, scroll depth) that no session row sums.
    */
-  kind: 'raw' | 'rollup' | 'bySession';
+  kind: 'raw' | 'rollup' | 'bySession' | 'throughSessions';
   /**
    * For the session rollup: the attribute whose rows to read. The statement's own dimension,
    * else the one attribute every filter is on, else `channel` (every session has exactly one
@@ -108,7 +111,12 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   if (source === 'hits' && (query.filters.length > 0 || needs.dimension !== undefined)) {
     const attribute =
       needs.dimension === undefined || (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension);
-    if (!attribute || !needs.metrics.every((m) => m === 'pageviews')) return raw;
+    if (!attribute) return raw;
+    // Per-pageview values under filters: the selected sessions' pageviews, not every pageview
+    // of the range looked up in its session.
+    if (!needs.metrics.every((m) => m === 'pageviews')) {
+      return needs.dimension === undefined ? { source, kind: 'throughSessions' } : raw;
+    }
     // Pageviews by one attribute, or under filters on that attribute only: its rows of the
     // pageview rollup, over whole quarter hours.
     const dimension = (needs.dimension as SessionAttribute | undefined) ?? filteredBy;

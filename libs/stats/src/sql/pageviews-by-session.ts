@@ -33,8 +33,6 @@ export function pageviewsBySession(
 ): RawBuilder<unknown> {
   const { startUtc, endUtc } = query.range;
   const site = query.site.id;
-  const settled = (s: string) =>
-    sql`NOT EXISTS (SELECT 1 FROM dirty_sessions q WHERE q.site_id = ${col(s, 'site_id')} AND q.session_id = ${col(s, 'session_id')})`;
   const sameBucket = (s: string) =>
     buckets && buckets.length > 0
       ? sql`${bucketIndex(d, col(s, 'started_at'), [...buckets])} = ${bucketIndex(d, col(s, 'ended_at'), [...buckets])}`
@@ -62,6 +60,45 @@ export function pageviewsBySession(
     ${joinSession}
     WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
   )`;
+}
+
+/**
+ * The query's pageviews (own ts in the range, session selected by the filters) as hit rows `h`
+ * with `columns` of each, read through the sessions they can belong to: settled selected
+ * sessions that started in the range, settled selected ones started before it that end in or
+ * after its start, and every queued session (selected by its row, as the raw join reads it).
+ * Each pageview of the range whose session is selected belongs to exactly one of these (as in
+ * pageviewsBySession's second part, here for every session): the selected sessions' pageviews,
+ * instead of every pageview of the range looked up in its session. For the values of each
+ * pageview (time on page, scroll depth) under filters; exact (test/parity.e2e-spec.ts).
+ */
+export function pageviewHitsThroughSessions(
+  query: StatsQuery,
+  columns: readonly ('time_on_page_seconds' | 'scroll_depth')[],
+): RawBuilder<unknown> {
+  const { startUtc } = query.range;
+  const site = query.site.id;
+  const selected = andAlso(sessionSelected(query.filters, 's'));
+  return sql`(
+    SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))}
+    FROM (
+      SELECT s.session_id FROM sessions s
+      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${settled('s')}
+      UNION ALL
+      SELECT s.session_id FROM sessions s
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${selected} AND ${settled('s')}
+      UNION ALL
+      SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
+    ) c
+    JOIN ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
+    ${joinPageviewSession(query)}
+    WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${query.range.endUtc}
+  )`;
+}
+
+/** A session whose row reflects all its hits: not queued for aggregation. */
+function settled(s: string): RawBuilder<unknown> {
+  return sql`NOT EXISTS (SELECT 1 FROM dirty_sessions q WHERE q.site_id = ${col(s, 'site_id')} AND q.session_id = ${col(s, 'session_id')})`;
 }
 
 /**
