@@ -2,9 +2,10 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { event, pageview, purchase } from './support/hits';
 import { parseCsv } from './support/csv';
-import { attributeKey, attributeKeySql, ROLLUP_DIMENSIONS } from '@app/stats';
+import { attributeKey, attributeKeySql, ROLLUP_DIMENSIONS, sessionSelected } from '@app/stats';
+import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
-import { TestEnv } from './support/test-env';
+import { TEST_ENGINE, TestEnv } from './support/test-env';
 
 /**
  * SPEC §3 Filters on every report, with numbers worked out by hand. A UTC site; the range is
@@ -347,6 +348,50 @@ describe('filters (SPEC §3)', () => {
     expect(await engagement('country==DE;device==desktop')).toEqual([20, [1, 0, 0, 1]]);
     expect(await engagement('page==/blog/c')).toEqual([40, [0, 0, 1, 0]]);
     expect(await engagement('country==US')).toEqual([0, [0, 0, 0, 0]]);
+  });
+
+  // A plan, not a time: a page condition tests each session's hits from their index alone
+  // (ix_hits_site_session carries type and step_key), not by reading every hit of the session.
+  it("tests a page condition on the index of the session's hits, without reading the hits", async () => {
+    const filters = [
+      {
+        dimension: 'page' as const,
+        operator: '==' as const,
+        values: [
+          { text: '/pricing', prefix: false },
+          { text: '/blog/', prefix: true },
+        ],
+      },
+    ];
+    const compiled = env.dialect.renderIndexHints(
+      sql`SELECT COUNT(*) AS n FROM sessions s WHERE s.site_id = ${site} AND ${sessionSelected(filters, 's')}`.compile(
+        env.dialect.builder,
+      ),
+    );
+    // A, G (/pricing) and B, E (/blog/…); the EXPLAIN below is of this statement.
+    const [{ n }] = await env.ds.query<Array<{ n: number | string }>>(compiled.sql, [...compiled.parameters]);
+    expect(Number(n)).toBe(5);
+    if (TEST_ENGINE === 'sqlite') {
+      const plan = (
+        await env.ds.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${compiled.sql}`, [
+          ...compiled.parameters,
+        ])
+      ).map((r) => r.detail);
+      // SQLite reads the session's entries of the same index (it reports no covering use here).
+      expect(plan).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^SEARCH fp .*INDEX ix_hits_site_session \(site_id=\? AND session_id=\?\)$/),
+        ]),
+      );
+    } else {
+      const plan = await env.ds.query<Array<{ table: string; key: string; Extra: string }>>(
+        `EXPLAIN ${compiled.sql}`,
+        [...compiled.parameters],
+      );
+      const hits = plan.filter((r) => r.table === 'fp');
+      expect(hits).toEqual([expect.objectContaining({ key: 'ix_hits_site_session' })]);
+      expect(hits[0].Extra).toMatch(/Using index/);
+    }
   });
 
   it('funnel: every step counts only hits of selected sessions', async () => {

@@ -9,12 +9,14 @@
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
 --   $9 = "/pricing"
---   $10 = 6
---   $11 = "/docs/"
---   $12 = "/thank-you"
---   $13 = "/thank-yov"
---   $14 = 10
---   $15 = "/thank-you"
+--   $10 = "/docs/"
+--   $11 = "/docs0"
+--   $12 = 6
+--   $13 = "/docs/"
+--   $14 = "/thank-you"
+--   $15 = "/thank-yov"
+--   $16 = 10
+--   $17 = "/thank-you"
 SELECT
   COUNT(*) AS `orders`,
   COALESCE(SUM(`o`.`revenue`), 0) AS `revenue`,
@@ -70,8 +72,10 @@ WHERE
               AND fp.session_id = `fs`.`session_id`
               AND fp.type = 'pageview'
               AND (
-                `fp`.`path` IN (?)
-                OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                `fp`.`step_key` = ?
+                OR `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
           )
           AND EXISTS (

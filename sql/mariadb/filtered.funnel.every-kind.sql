@@ -9,53 +9,59 @@
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
 --   $9 = "/pricing"
---   $10 = 6
---   $11 = "/docs/"
---   $12 = "/thank-you"
---   $13 = "/thank-yov"
---   $14 = 10
---   $15 = "/thank-you"
---   $16 = "/products"
---   $17 = "/productt"
---   $18 = 9
---   $19 = "/products"
---   $20 = 7
---   $21 = "(direct)"
---   $22 = "/"
---   $23 = 6
---   $24 = "/blog/"
---   $25 = "/thank-you"
---   $26 = "/pricing"
---   $27 = 6
---   $28 = "/docs/"
---   $29 = "/thank-you"
---   $30 = "/thank-yov"
---   $31 = 10
---   $32 = "/thank-you"
---   $33 = -86400
---   $34 = 2026-03-19T23:00:00.000Z
---   $35 = 2026-04-02T22:00:00.000Z
---   $36 = "/products"
---   $37 = "/productt"
---   $38 = 9
---   $39 = "/products"
---   $40 = 7
---   $41 = "(direct)"
---   $42 = "/"
---   $43 = 6
---   $44 = "/blog/"
---   $45 = "/thank-you"
---   $46 = "/pricing"
+--   $10 = "/docs/"
+--   $11 = "/docs0"
+--   $12 = 6
+--   $13 = "/docs/"
+--   $14 = "/thank-you"
+--   $15 = "/thank-yov"
+--   $16 = 10
+--   $17 = "/thank-you"
+--   $18 = "/products"
+--   $19 = "/productt"
+--   $20 = 9
+--   $21 = "/products"
+--   $22 = 7
+--   $23 = "(direct)"
+--   $24 = "/"
+--   $25 = 6
+--   $26 = "/blog/"
+--   $27 = "/thank-you"
+--   $28 = "/pricing"
+--   $29 = "/docs/"
+--   $30 = "/docs0"
+--   $31 = 6
+--   $32 = "/docs/"
+--   $33 = "/thank-you"
+--   $34 = "/thank-yov"
+--   $35 = 10
+--   $36 = "/thank-you"
+--   $37 = -86400
+--   $38 = 2026-03-19T23:00:00.000Z
+--   $39 = 2026-04-02T22:00:00.000Z
+--   $40 = "/products"
+--   $41 = "/productt"
+--   $42 = 9
+--   $43 = "/products"
+--   $44 = 7
+--   $45 = "(direct)"
+--   $46 = "/"
 --   $47 = 6
---   $48 = "/docs/"
+--   $48 = "/blog/"
 --   $49 = "/thank-you"
---   $50 = "/thank-yov"
---   $51 = 10
---   $52 = "/thank-you"
---   $53 = 2026-03-19T23:00:00.000Z
---   $54 = 2026-04-02T22:00:00.000Z
---   $55 = 86400
---   $56 = "add_to_cart"
+--   $50 = "/pricing"
+--   $51 = "/docs/"
+--   $52 = "/docs0"
+--   $53 = 6
+--   $54 = "/docs/"
+--   $55 = "/thank-you"
+--   $56 = "/thank-yov"
+--   $57 = 10
+--   $58 = "/thank-you"
+--   $59 = 2026-03-19T23:00:00.000Z
+--   $60 = 2026-04-02T22:00:00.000Z
+--   $61 = 86400
+--   $62 = "add_to_cart"
 SELECT
   (
     SELECT
@@ -98,8 +104,10 @@ SELECT
                   AND fp.session_id = `fs`.`session_id`
                   AND fp.type = 'pageview'
                   AND (
-                    `fp`.`path` IN (?)
-                    OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                    `fp`.`step_key` = ?
+                    OR `fp`.`step_key` >= ?
+                    AND `fp`.`step_key` < ?
+                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                   )
               )
               AND EXISTS (
@@ -179,8 +187,10 @@ SELECT
                           AND fp.session_id = `fs`.`session_id`
                           AND fp.type = 'pageview'
                           AND (
-                            `fp`.`path` IN (?)
-                            OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                            `fp`.`step_key` = ?
+                            OR `fp`.`step_key` >= ?
+                            AND `fp`.`step_key` < ?
+                            AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                           )
                       )
                       AND EXISTS (
@@ -266,8 +276,10 @@ SELECT
                           AND fp.session_id = `fs`.`session_id`
                           AND fp.type = 'pageview'
                           AND (
-                            `fp`.`path` IN (?)
-                            OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                            `fp`.`step_key` = ?
+                            OR `fp`.`step_key` >= ?
+                            AND `fp`.`step_key` < ?
+                            AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                           )
                       )
                       AND EXISTS (

@@ -9,60 +9,68 @@
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
 --   $9 = "/pricing"
---   $10 = 6
---   $11 = "/docs/"
---   $12 = "/thank-you"
---   $13 = "/thank-yov"
---   $14 = 10
---   $15 = "/thank-you"
---   $16 = 2026-04-02T22:00:00.000Z
---   $17 = 7
---   $18 = 2026-03-19T23:00:00.000Z
---   $19 = 2026-04-02T22:00:00.000Z
---   $20 = "(direct)"
---   $21 = "/"
---   $22 = 6
---   $23 = "/blog/"
---   $24 = "/thank-you"
---   $25 = "/pricing"
---   $26 = 6
---   $27 = "/docs/"
---   $28 = "/thank-you"
---   $29 = "/thank-yov"
---   $30 = 10
---   $31 = "/thank-you"
---   $32 = 2026-04-02T22:00:00.000Z
---   $33 = 7
---   $34 = 2026-03-19T23:00:00.000Z
---   $35 = 2026-03-19T23:00:00.000Z
---   $36 = "(direct)"
---   $37 = "/"
---   $38 = 6
---   $39 = "/blog/"
---   $40 = "/thank-you"
---   $41 = "/pricing"
+--   $10 = "/docs/"
+--   $11 = "/docs0"
+--   $12 = 6
+--   $13 = "/docs/"
+--   $14 = "/thank-you"
+--   $15 = "/thank-yov"
+--   $16 = 10
+--   $17 = "/thank-you"
+--   $18 = 2026-04-02T22:00:00.000Z
+--   $19 = 7
+--   $20 = 2026-03-19T23:00:00.000Z
+--   $21 = 2026-04-02T22:00:00.000Z
+--   $22 = "(direct)"
+--   $23 = "/"
+--   $24 = 6
+--   $25 = "/blog/"
+--   $26 = "/thank-you"
+--   $27 = "/pricing"
+--   $28 = "/docs/"
+--   $29 = "/docs0"
+--   $30 = 6
+--   $31 = "/docs/"
+--   $32 = "/thank-you"
+--   $33 = "/thank-yov"
+--   $34 = 10
+--   $35 = "/thank-you"
+--   $36 = 2026-04-02T22:00:00.000Z
+--   $37 = 7
+--   $38 = 2026-03-19T23:00:00.000Z
+--   $39 = 2026-03-19T23:00:00.000Z
+--   $40 = "(direct)"
+--   $41 = "/"
 --   $42 = 6
---   $43 = "/docs/"
+--   $43 = "/blog/"
 --   $44 = "/thank-you"
---   $45 = "/thank-yov"
---   $46 = 10
---   $47 = "/thank-you"
---   $48 = 7
---   $49 = 7
---   $50 = "(direct)"
---   $51 = "/"
---   $52 = 6
---   $53 = "/blog/"
---   $54 = "/thank-you"
---   $55 = "/pricing"
---   $56 = 6
---   $57 = "/docs/"
---   $58 = "/thank-you"
---   $59 = "/thank-yov"
---   $60 = 10
---   $61 = "/thank-you"
---   $62 = 2026-03-19T23:00:00.000Z
---   $63 = 2026-04-02T22:00:00.000Z
+--   $45 = "/pricing"
+--   $46 = "/docs/"
+--   $47 = "/docs0"
+--   $48 = 6
+--   $49 = "/docs/"
+--   $50 = "/thank-you"
+--   $51 = "/thank-yov"
+--   $52 = 10
+--   $53 = "/thank-you"
+--   $54 = 7
+--   $55 = 7
+--   $56 = "(direct)"
+--   $57 = "/"
+--   $58 = 6
+--   $59 = "/blog/"
+--   $60 = "/thank-you"
+--   $61 = "/pricing"
+--   $62 = "/docs/"
+--   $63 = "/docs0"
+--   $64 = 6
+--   $65 = "/docs/"
+--   $66 = "/thank-you"
+--   $67 = "/thank-yov"
+--   $68 = 10
+--   $69 = "/thank-you"
+--   $70 = 2026-03-19T23:00:00.000Z
+--   $71 = 2026-04-02T22:00:00.000Z
 SELECT
   COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
@@ -105,8 +113,10 @@ FROM
               AND fp.session_id = `s`.`session_id`
               AND fp.type = 'pageview'
               AND (
-                `fp`.`path` IN (?)
-                OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                `fp`.`step_key` = ?
+                OR `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
           )
           AND EXISTS (
@@ -185,8 +195,10 @@ FROM
                   AND fp.session_id = `s`.`session_id`
                   AND fp.type = 'pageview'
                   AND (
-                    `fp`.`path` IN (?)
-                    OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                    `fp`.`step_key` = ?
+                    OR `fp`.`step_key` >= ?
+                    AND `fp`.`step_key` < ?
+                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                   )
               )
               AND EXISTS (
@@ -255,8 +267,10 @@ FROM
                 AND fp.session_id = `s`.`session_id`
                 AND fp.type = 'pageview'
                 AND (
-                  `fp`.`path` IN (?)
-                  OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+                  `fp`.`step_key` = ?
+                  OR `fp`.`step_key` >= ?
+                  AND `fp`.`step_key` < ?
+                  AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                 )
             )
             AND EXISTS (
@@ -321,8 +335,10 @@ FROM
             AND fp.session_id = `ps`.`session_id`
             AND fp.type = 'pageview'
             AND (
-              `fp`.`path` IN (?)
-              OR SUBSTRING(`fp`.`path`, 1, ?) = ?
+              `fp`.`step_key` = ?
+              OR `fp`.`step_key` >= ?
+              AND `fp`.`step_key` < ?
+              AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
             )
         )
         AND EXISTS (

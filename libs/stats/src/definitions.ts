@@ -114,9 +114,17 @@ function prefixRange(column: Expression<unknown>, prefix: string): RawBuilder<Sq
  * STEP_KEY_CHARS characters and compares the whole path.
  */
 function pageviewPathMatch(alias: string, pattern: string): RawBuilder<SqlBool> {
-  const key = col(alias, 'step_key');
   const prefix = pattern.endsWith('*');
-  const text = prefix ? pattern.slice(0, -1) : pattern;
+  return pageviewPathIs(alias, prefix ? pattern.slice(0, -1) : pattern, prefix);
+}
+
+/**
+ * The same over hits aliased `alias` with the prefix said apart (a `page` filter's value, whose
+ * trailing `*` may be a literal one): the path equals `text`, or starts with it when `prefix`.
+ * Not a test of the hit's type.
+ */
+export function pageviewPathIs(alias: string, text: string, prefix: boolean): RawBuilder<SqlBool> {
+  const key = col(alias, 'step_key');
   const chars = Array.from(text);
   if (prefix && chars.length === 0) return sql<SqlBool>`${key} IS NOT NULL`;
   if (chars.length < STEP_KEY_CHARS || (prefix && chars.length === STEP_KEY_CHARS)) {
@@ -125,7 +133,7 @@ function pageviewPathMatch(alias: string, pattern: string): RawBuilder<SqlBool> 
       : textMatch(key, text, false);
   }
   const head = chars.slice(0, STEP_KEY_CHARS).join('');
-  return sql<SqlBool>`${key} = ${head} AND ${pathPatternMatch(col(alias, 'path'), pattern)}`;
+  return sql<SqlBool>`${key} = ${head} AND ${textMatch(col(alias, 'path'), text, prefix)}`;
 }
 
 /**

@@ -15,6 +15,7 @@ import { SqliteSiteDayRollups1766400000000 } from './1766400000000-site-day-roll
 import { SqliteEventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
 import { SqlitePathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
 import { SqliteSessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
+import { SqliteHitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -34,4 +35,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteEventDayRollups1766500000000,
   SqlitePathSpanRollups1766600000000,
   SqliteSessionPairDayRollups1766700000000,
+  SqliteHitsBySessionSteps1766800000000,
 ];

@@ -122,7 +122,7 @@ const EXPECTED: Record<string, ExpectedTable> = {
       uq_hits_site_hit: unique('site_id', 'hit_id'),
       ix_hits_site_ts: index('site_id', 'ts'),
       ix_hits_site_type_ts: index('site_id', 'type', 'ts'),
-      ix_hits_site_session: index('site_id', 'session_id', 'ts', 'seq'),
+      ix_hits_site_session: index('site_id', 'session_id', 'ts', 'seq', 'type', 'step_key'),
       ix_hits_site_visitor: index('site_id', 'visitor_id', 'ts', 'seq', 'type', 'step_key'),
       ix_hits_site_step: index('site_id', 'type', 'step_key', 'visitor_id', 'ts', 'seq', 'session_id'),
     },

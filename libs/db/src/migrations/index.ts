@@ -24,6 +24,7 @@ import { SiteDayRollups1766400000000 } from './1766400000000-site-day-rollups';
 import { EventDayRollups1766500000000 } from './1766500000000-event-day-rollups';
 import { PathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
 import { SessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
+import { HitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -52,4 +53,5 @@ export const MIGRATIONS = [
   EventDayRollups1766500000000,
   PathSpanRollups1766600000000,
   SessionPairDayRollups1766700000000,
+  HitsBySessionSteps1766800000000,
 ];

@@ -1,6 +1,6 @@
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition, hitsOfSession, sessionConverted } from '../conversions';
-import { textMatch } from '../definitions';
+import { pageviewPathIs, textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
 
@@ -38,8 +38,12 @@ function selects(filter: StatsFilter, s: string): RawBuilder<SqlBool> {
       // A session without pageviews has no entry or exit page: it fails ==, and so passes !=.
       return sql<SqlBool>`(${column} IS NOT NULL AND ${anyValue(column, filter.values)})`;
     }
-    case 'page':
-      return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('fp')} WHERE fp.site_id = ${col(s, 'site_id')} AND fp.session_id = ${col(s, 'session_id')} AND fp.type = 'pageview' AND ${anyValue(sql.ref('fp.path'), filter.values)})`;
+    case 'page': {
+      // Over step_key (the path cut to its first 255 characters), which the session's hits'
+      // index carries: a session's hits are tested without reading them (migration 1766800000000).
+      const paths = filter.values.map((v) => pageviewPathIs('fp', v.text, v.prefix));
+      return sql<SqlBool>`EXISTS (SELECT 1 FROM ${hitsOfSession('fp')} WHERE fp.site_id = ${col(s, 'site_id')} AND fp.session_id = ${col(s, 'session_id')} AND fp.type = 'pageview' AND (${sql.join(paths, sql` OR `)}))`;
+    }
     case 'goal':
       if (!filter.goals) throw new Error('a goal filter reached SQL without its goals resolved');
       return sessionConverted(s, [...filter.goals]);
