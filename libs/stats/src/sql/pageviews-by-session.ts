@@ -31,8 +31,7 @@ export function pageviewsBySession(
   query: StatsQuery,
   buckets?: readonly Bucket[],
 ): RawBuilder<unknown> {
-  const { startUtc, endUtc } = query.range;
-  const site = query.site.id;
+  const { endUtc } = query.range;
   const sameBucket = (s: string) =>
     buckets && buckets.length > 0
       ? sql`${bucketIndex(d, col(s, 'started_at'), [...buckets])} = ${bucketIndex(d, col(s, 'ended_at'), [...buckets])}`
@@ -40,25 +39,13 @@ export function pageviewsBySession(
   const whole = (s: string) => sql`(${col(s, 'ended_at')} < ${endUtc} AND ${sameBucket(s)})`;
   const attributes = (s: string) =>
     sql.join(SESSION_ATTRIBUTES.map((a) => sql`${col(s, a)} AS ${sql.ref(a)}`));
-  const joinSession = joinPageviewSession(query);
   return sql`(
     SELECT s.started_at AS t, ${attributes('s')}, s.pageviews AS n
     FROM sessions s
     WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
     UNION ALL
     SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('ps', a))} AS ${sql.ref(a)}`))}, 1 AS n
-    FROM (
-      SELECT s.session_id FROM sessions s
-      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND NOT ${whole('s')} AND ${settled('s')}
-      UNION ALL
-      SELECT s.session_id FROM sessions s
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query.filters, 's'))} AND ${settled('s')}
-      UNION ALL
-      SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
-    ) c
-    JOIN ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
-    ${joinSession}
-    WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
+    ${pageviewsOfSessions(query, sql`NOT ${whole('s')}`)}
   )`;
 }
 
@@ -70,30 +57,36 @@ export function pageviewsBySession(
  * Each pageview of the range whose session is selected belongs to exactly one of these (as in
  * pageviewsBySession's second part, here for every session): the selected sessions' pageviews,
  * instead of every pageview of the range looked up in its session. For the values of each
- * pageview (time on page, scroll depth) under filters; exact (test/parity.e2e-spec.ts).
+ * pageview (time on page, scroll depth) under filters; exact (test/parity.e2e-spec.ts, test/filters.e2e-spec.ts).
  */
 export function pageviewHitsThroughSessions(
   query: StatsQuery,
   columns: readonly ('time_on_page_seconds' | 'scroll_depth')[],
 ): RawBuilder<unknown> {
-  const { startUtc } = query.range;
+  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${pageviewsOfSessions(query, sql`1 = 1`)})`;
+}
+
+/**
+ * `FROM … WHERE` of the pageviews of the range (hits `h`, each with its derived session `ps`,
+ * selected under filters) of: the settled selected sessions of the range for which `ofRange`
+ * holds, the settled selected sessions started before the range that end in or after its
+ * start, and every queued session.
+ */
+function pageviewsOfSessions(query: StatsQuery, ofRange: RawBuilder<unknown>): RawBuilder<unknown> {
+  const { startUtc, endUtc } = query.range;
   const site = query.site.id;
-  const selected = andAlso(sessionSelected(query.filters, 's'));
-  return sql`(
-    SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))}
-    FROM (
+  return sql`FROM (
       SELECT s.session_id FROM sessions s
-      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${settled('s')}
+      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${ofRange} AND ${settled('s')}
       UNION ALL
       SELECT s.session_id FROM sessions s
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${selected} AND ${settled('s')}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query.filters, 's'))} AND ${settled('s')}
       UNION ALL
       SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
     ) c
     JOIN ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
     ${joinPageviewSession(query)}
-    WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${query.range.endUtc}
-  )`;
+    WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
 }
 
 /** A session whose row reflects all its hits: not queued for aggregation. */
