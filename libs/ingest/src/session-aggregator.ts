@@ -481,7 +481,7 @@ export class SessionAggregator {
 /**
  * One set-based statement: every queued session of a site recomputed from all its hits.
  * The first hit, first pageview and last pageview are picked by index-ordered LIMIT 1
- * subqueries through ix_hits_site_session, (site_id, session_id, ts, seq), named in the SQL:
+ * subqueries through ix_hits_site_session, (site_id, session_id, ts, seq, …), named in the SQL:
  * left to statistics taken while the table was small, MariaDB chose (site_id, ts) instead
  * and scanned every hit of the site for each session (the demo's aggregate took minutes). A single pass with
  * several ROW_NUMBER() windows was tried first and MariaDB 10.11 mixed up which row was

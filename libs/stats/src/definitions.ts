@@ -72,13 +72,6 @@ export function textMatch(column: Expression<unknown>, text: string, prefix: boo
   return sql<SqlBool>`SUBSTRING(${column}, 1, ${Array.from(text).length}) = ${text}`;
 }
 
-/** A goal's or funnel step's path pattern: equal, or a prefix when it ends in `*`. */
-export function pathPatternMatch(column: Expression<unknown>, pattern: string): RawBuilder<SqlBool> {
-  return pattern.endsWith('*')
-    ? textMatch(column, pattern.slice(0, -1), true)
-    : textMatch(column, pattern, false);
-}
-
 /**
  * hits.step_key (migration 1765000000000): the event's name, or the pageview's path cut to
  * this many characters; indexed as (site_id, type, step_key, visitor_id, ts, seq, session_id).

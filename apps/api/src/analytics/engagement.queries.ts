@@ -113,8 +113,8 @@ export const engagementStatements = {
   /**
    * The range's visitors (of its sessions) and how many had their first-ever session before it:
    * each distinct visitor's first session looked up by key. Joined instead, MariaDB 10.11 read
-   * every visitor of the site and probed the distinct set for each (22.5 s at 10M pageviews
-   * under `source==google;device==mobile`, the set spilled to disk; 6.3 s this way).
+   * every visitor of the site and probed the distinct set for each (28.5 s by hand at 10M
+   * pageviews under `source==google;device==mobile`, the set spilled to disk; 6.6 s this way).
    */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
