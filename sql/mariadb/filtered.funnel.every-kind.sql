@@ -36,32 +36,32 @@
 --   $34 = "/thank-yov"
 --   $35 = 10
 --   $36 = "/thank-you"
---   $37 = -86400
---   $38 = 2026-03-19T23:00:00.000Z
---   $39 = 2026-04-02T22:00:00.000Z
---   $40 = "/products"
---   $41 = "/productt"
---   $42 = 9
---   $43 = "/products"
---   $44 = 7
---   $45 = "(direct)"
---   $46 = "/"
---   $47 = 6
---   $48 = "/blog/"
---   $49 = "/thank-you"
---   $50 = "/pricing"
+--   $37 = 2026-03-19T23:00:00.000Z
+--   $38 = 2026-04-02T22:00:00.000Z
+--   $39 = 86400
+--   $40 = "add_to_cart"
+--   $41 = 7
+--   $42 = "(direct)"
+--   $43 = "/"
+--   $44 = 6
+--   $45 = "/blog/"
+--   $46 = "/thank-you"
+--   $47 = "/pricing"
+--   $48 = "/docs/"
+--   $49 = "/docs0"
+--   $50 = 6
 --   $51 = "/docs/"
---   $52 = "/docs0"
---   $53 = 6
---   $54 = "/docs/"
+--   $52 = "/thank-you"
+--   $53 = "/thank-yov"
+--   $54 = 10
 --   $55 = "/thank-you"
---   $56 = "/thank-yov"
---   $57 = 10
---   $58 = "/thank-you"
---   $59 = 2026-03-19T23:00:00.000Z
---   $60 = 2026-04-02T22:00:00.000Z
---   $61 = 86400
---   $62 = "add_to_cart"
+--   $56 = -86400
+--   $57 = "/products"
+--   $58 = "/productt"
+--   $59 = 9
+--   $60 = "/products"
+--   $61 = 2026-03-19T23:00:00.000Z
+--   $62 = 2026-04-02T22:00:00.000Z
 SELECT
   (
     SELECT
@@ -139,177 +139,154 @@ SELECT
   ) AS `step_1`,
   (
     SELECT
-      COUNT(
-        DISTINCT CASE
-          WHEN f.c1 IS NOT NULL THEN f.visitor_id
-        END
-      )
+      COUNT(DISTINCT x.visitor_id)
     FROM
+      hits x FORCE INDEX (ix_hits_site_step)
+    WHERE
       (
+        `x`.`site_id` = ?
+        AND EXISTS (
+          SELECT
+            1
+          FROM
+            sessions fs
+          WHERE
+            fs.site_id = `x`.`site_id`
+            AND fs.session_id = `x`.`session_id`
+            AND (
+              NOT (`fs`.`source` IN (?))
+              AND (
+                `fs`.`entry_path` IS NOT NULL
+                AND (
+                  `fs`.`entry_path` IN (?)
+                  OR SUBSTRING(`fs`.`entry_path`, 1, ?) = ?
+                )
+              )
+              AND NOT (
+                `fs`.`exit_path` IS NOT NULL
+                AND (`fs`.`exit_path` IN (?))
+              )
+              AND EXISTS (
+                SELECT
+                  1
+                FROM
+                  hits fp FORCE INDEX (ix_hits_site_session)
+                WHERE
+                  fp.site_id = `fs`.`site_id`
+                  AND fp.session_id = `fs`.`session_id`
+                  AND fp.type = 'pageview'
+                  AND (
+                    `fp`.`step_key` = ?
+                    OR `fp`.`step_key` >= ?
+                    AND `fp`.`step_key` < ?
+                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                  )
+              )
+              AND EXISTS (
+                SELECT
+                  1
+                FROM
+                  hits gh FORCE INDEX (ix_hits_site_session)
+                WHERE
+                  gh.site_id = `fs`.`site_id`
+                  AND gh.session_id = `fs`.`session_id`
+                  AND (
+                    (
+                      `gh`.`type` = 'pageview'
+                      AND `gh`.`step_key` >= ?
+                      AND `gh`.`step_key` < ?
+                      AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                    )
+                  )
+              )
+            )
+        )
+      )
+      AND x.ts >= ?
+      AND x.ts < (? + INTERVAL ? SECOND)
+      AND (
+        `x`.`type` = 'event'
+        AND `x`.`step_key` = ?
+      )
+      AND EXISTS (
         SELECT
-          dp.*,
-          (
-            SELECT
-              y.seq
-            FROM
-              hits y FORCE INDEX (ix_hits_site_visitor)
-            WHERE
-              (
-                `y`.`site_id` = ?
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    sessions fs
-                  WHERE
-                    fs.site_id = `y`.`site_id`
-                    AND fs.session_id = `y`.`session_id`
-                    AND (
-                      NOT (`fs`.`source` IN (?))
-                      AND (
-                        `fs`.`entry_path` IS NOT NULL
-                        AND (
-                          `fs`.`entry_path` IN (?)
-                          OR SUBSTRING(`fs`.`entry_path`, 1, ?) = ?
-                        )
-                      )
-                      AND NOT (
-                        `fs`.`exit_path` IS NOT NULL
-                        AND (`fs`.`exit_path` IN (?))
-                      )
-                      AND EXISTS (
-                        SELECT
-                          1
-                        FROM
-                          hits fp FORCE INDEX (ix_hits_site_session)
-                        WHERE
-                          fp.site_id = `fs`.`site_id`
-                          AND fp.session_id = `fs`.`session_id`
-                          AND fp.type = 'pageview'
-                          AND (
-                            `fp`.`step_key` = ?
-                            OR `fp`.`step_key` >= ?
-                            AND `fp`.`step_key` < ?
-                            AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                          )
-                      )
-                      AND EXISTS (
-                        SELECT
-                          1
-                        FROM
-                          hits gh FORCE INDEX (ix_hits_site_session)
-                        WHERE
-                          gh.site_id = `fs`.`site_id`
-                          AND gh.session_id = `fs`.`session_id`
-                          AND (
-                            (
-                              `gh`.`type` = 'pageview'
-                              AND `gh`.`step_key` >= ?
-                              AND `gh`.`step_key` < ?
-                              AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
-                            )
-                          )
-                      )
-                    )
-                )
-              )
-              AND y.visitor_id = dp.visitor_id
-              AND y.ts <= `dp`.`tk`
-              AND (
-                y.ts < `dp`.`tk`
-                OR y.seq < `dp`.`c2`
-              )
-              AND y.ts >= (`dp`.`tk` + INTERVAL ? SECOND)
-              AND y.ts >= ?
-              AND y.ts < ?
-              AND (
-                `y`.`type` = 'pageview'
-                AND `y`.`step_key` >= ?
-                AND `y`.`step_key` < ?
-                AND SUBSTRING(`y`.`step_key`, 1, ?) = ?
-              )
-            ORDER BY
-              y.ts DESC,
-              y.seq DESC
-            LIMIT
-              1
-          ) AS `c1`
+          1
         FROM
+          hits y FORCE INDEX (ix_hits_site_visitor)
+        WHERE
           (
-            SELECT
-              x.visitor_id,
-              x.ts AS tk,
-              x.seq AS `c2`
-            FROM
-              hits x FORCE INDEX (ix_hits_site_step)
-            WHERE
-              (
-                `x`.`site_id` = ?
-                AND EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    sessions fs
-                  WHERE
-                    fs.site_id = `x`.`site_id`
-                    AND fs.session_id = `x`.`session_id`
+            `y`.`site_id` = ?
+            AND EXISTS (
+              SELECT
+                1
+              FROM
+                sessions fs
+              WHERE
+                fs.site_id = `y`.`site_id`
+                AND fs.session_id = `y`.`session_id`
+                AND (
+                  NOT (`fs`.`source` IN (?))
+                  AND (
+                    `fs`.`entry_path` IS NOT NULL
                     AND (
-                      NOT (`fs`.`source` IN (?))
+                      `fs`.`entry_path` IN (?)
+                      OR SUBSTRING(`fs`.`entry_path`, 1, ?) = ?
+                    )
+                  )
+                  AND NOT (
+                    `fs`.`exit_path` IS NOT NULL
+                    AND (`fs`.`exit_path` IN (?))
+                  )
+                  AND EXISTS (
+                    SELECT
+                      1
+                    FROM
+                      hits fp FORCE INDEX (ix_hits_site_session)
+                    WHERE
+                      fp.site_id = `fs`.`site_id`
+                      AND fp.session_id = `fs`.`session_id`
+                      AND fp.type = 'pageview'
                       AND (
-                        `fs`.`entry_path` IS NOT NULL
-                        AND (
-                          `fs`.`entry_path` IN (?)
-                          OR SUBSTRING(`fs`.`entry_path`, 1, ?) = ?
+                        `fp`.`step_key` = ?
+                        OR `fp`.`step_key` >= ?
+                        AND `fp`.`step_key` < ?
+                        AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                      )
+                  )
+                  AND EXISTS (
+                    SELECT
+                      1
+                    FROM
+                      hits gh FORCE INDEX (ix_hits_site_session)
+                    WHERE
+                      gh.site_id = `fs`.`site_id`
+                      AND gh.session_id = `fs`.`session_id`
+                      AND (
+                        (
+                          `gh`.`type` = 'pageview'
+                          AND `gh`.`step_key` >= ?
+                          AND `gh`.`step_key` < ?
+                          AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
                         )
                       )
-                      AND NOT (
-                        `fs`.`exit_path` IS NOT NULL
-                        AND (`fs`.`exit_path` IN (?))
-                      )
-                      AND EXISTS (
-                        SELECT
-                          1
-                        FROM
-                          hits fp FORCE INDEX (ix_hits_site_session)
-                        WHERE
-                          fp.site_id = `fs`.`site_id`
-                          AND fp.session_id = `fs`.`session_id`
-                          AND fp.type = 'pageview'
-                          AND (
-                            `fp`.`step_key` = ?
-                            OR `fp`.`step_key` >= ?
-                            AND `fp`.`step_key` < ?
-                            AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                          )
-                      )
-                      AND EXISTS (
-                        SELECT
-                          1
-                        FROM
-                          hits gh FORCE INDEX (ix_hits_site_session)
-                        WHERE
-                          gh.site_id = `fs`.`site_id`
-                          AND gh.session_id = `fs`.`session_id`
-                          AND (
-                            (
-                              `gh`.`type` = 'pageview'
-                              AND `gh`.`step_key` >= ?
-                              AND `gh`.`step_key` < ?
-                              AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
-                            )
-                          )
-                      )
-                    )
+                  )
                 )
-              )
-              AND x.ts >= ?
-              AND x.ts < (? + INTERVAL ? SECOND)
-              AND (
-                `x`.`type` = 'event'
-                AND `x`.`step_key` = ?
-              )
-          ) dp
-        LIMIT
-          18446744073709551615
-      ) f
+            )
+          )
+          AND y.visitor_id = x.visitor_id
+          AND y.ts <= `x`.`ts`
+          AND (
+            y.ts < `x`.`ts`
+            OR y.seq < `x`.`seq`
+          )
+          AND y.ts >= (`x`.`ts` + INTERVAL ? SECOND)
+          AND (
+            `y`.`type` = 'pageview'
+            AND `y`.`step_key` >= ?
+            AND `y`.`step_key` < ?
+            AND SUBSTRING(`y`.`step_key`, 1, ?) = ?
+          )
+          AND y.ts >= ?
+          AND y.ts < ?
+      )
   ) AS `step_2`;

@@ -8,34 +8,34 @@
 --   $6 = 9
 --   $7 = "/products"
 --   $8 = 7
---   $9 = -86400
---   $10 = 2026-03-19T23:00:00.000Z
---   $11 = 2026-04-02T22:00:00.000Z
---   $12 = "/products"
---   $13 = "/productt"
---   $14 = 9
+--   $9 = 2026-03-19T23:00:00.000Z
+--   $10 = 2026-04-02T22:00:00.000Z
+--   $11 = 86400
+--   $12 = "add_to_cart"
+--   $13 = 7
+--   $14 = -86400
 --   $15 = "/products"
---   $16 = 7
---   $17 = 2026-03-19T23:00:00.000Z
---   $18 = 2026-04-02T22:00:00.000Z
---   $19 = 86400
---   $20 = "add_to_cart"
+--   $16 = "/productt"
+--   $17 = 9
+--   $18 = "/products"
+--   $19 = 2026-03-19T23:00:00.000Z
+--   $20 = 2026-04-02T22:00:00.000Z
 --   $21 = 7
 --   $22 = -86400
---   $23 = 2026-03-19T23:00:00.000Z
---   $24 = 2026-04-02T22:00:00.000Z
---   $25 = "/products"
---   $26 = "/productt"
---   $27 = 9
---   $28 = "/products"
+--   $23 = "add_to_cart"
+--   $24 = 7
+--   $25 = 2026-03-19T23:00:00.000Z
+--   $26 = 2026-04-02T22:00:00.000Z
+--   $27 = 86400
+--   $28 = "/thank-you"
 --   $29 = 7
 --   $30 = -86400
---   $31 = "add_to_cart"
---   $32 = 7
---   $33 = 2026-03-19T23:00:00.000Z
---   $34 = 2026-04-02T22:00:00.000Z
---   $35 = 86400
---   $36 = "/thank-you"
+--   $31 = "/products"
+--   $32 = "/productt"
+--   $33 = 9
+--   $34 = "/products"
+--   $35 = 2026-03-19T23:00:00.000Z
+--   $36 = 2026-04-02T22:00:00.000Z
 SELECT
   (
     SELECT
@@ -57,166 +57,99 @@ SELECT
   ) AS `step_1`,
   (
     SELECT
-      COUNT(
-        DISTINCT CASE
-          WHEN f.c1 IS NOT NULL THEN f.visitor_id
-        END
-      )
+      COUNT(DISTINCT x.visitor_id)
     FROM
-      (
+      hits x FORCE INDEX (ix_hits_site_step)
+    WHERE
+      (`x`.`site_id` = ?)
+      AND x.ts >= ?
+      AND x.ts < (? + INTERVAL ? SECOND)
+      AND (
+        `x`.`type` = 'event'
+        AND `x`.`step_key` = ?
+      )
+      AND EXISTS (
         SELECT
-          dp.*,
-          (
-            SELECT
-              y.seq
-            FROM
-              hits y FORCE INDEX (ix_hits_site_visitor)
-            WHERE
-              (`y`.`site_id` = ?)
-              AND y.visitor_id = dp.visitor_id
-              AND y.ts <= `dp`.`tk`
-              AND (
-                y.ts < `dp`.`tk`
-                OR y.seq < `dp`.`c2`
-              )
-              AND y.ts >= (`dp`.`tk` + INTERVAL ? SECOND)
-              AND y.ts >= ?
-              AND y.ts < ?
-              AND (
-                `y`.`type` = 'pageview'
-                AND `y`.`step_key` >= ?
-                AND `y`.`step_key` < ?
-                AND SUBSTRING(`y`.`step_key`, 1, ?) = ?
-              )
-            ORDER BY
-              y.ts DESC,
-              y.seq DESC
-            LIMIT
-              1
-          ) AS `c1`
+          1
         FROM
-          (
-            SELECT
-              x.visitor_id,
-              x.ts AS tk,
-              x.seq AS `c2`
-            FROM
-              hits x FORCE INDEX (ix_hits_site_step)
-            WHERE
-              (`x`.`site_id` = ?)
-              AND x.ts >= ?
-              AND x.ts < (? + INTERVAL ? SECOND)
-              AND (
-                `x`.`type` = 'event'
-                AND `x`.`step_key` = ?
-              )
-          ) dp
-        LIMIT
-          18446744073709551615
-      ) f
+          hits y FORCE INDEX (ix_hits_site_visitor)
+        WHERE
+          (`y`.`site_id` = ?)
+          AND y.visitor_id = x.visitor_id
+          AND y.ts <= `x`.`ts`
+          AND (
+            y.ts < `x`.`ts`
+            OR y.seq < `x`.`seq`
+          )
+          AND y.ts >= (`x`.`ts` + INTERVAL ? SECOND)
+          AND (
+            `y`.`type` = 'pageview'
+            AND `y`.`step_key` >= ?
+            AND `y`.`step_key` < ?
+            AND SUBSTRING(`y`.`step_key`, 1, ?) = ?
+          )
+          AND y.ts >= ?
+          AND y.ts < ?
+      )
   ) AS `step_2`,
   (
     SELECT
-      COUNT(
-        DISTINCT CASE
-          WHEN f.c1 IS NOT NULL THEN f.visitor_id
-        END
-      )
+      COUNT(DISTINCT x.visitor_id)
     FROM
-      (
+      hits x FORCE INDEX (ix_hits_site_step)
+      JOIN hits `p2` ON `p2`.`seq` = (
         SELECT
-          dp.*,
-          (
-            SELECT
-              y.seq
-            FROM
-              hits y FORCE INDEX (ix_hits_site_visitor)
-            WHERE
-              (`y`.`site_id` = ?)
-              AND y.visitor_id = dp.visitor_id
-              AND y.ts <= (
-                SELECT
-                  p.ts
-                FROM
-                  hits p
-                WHERE
-                  p.seq = `dp`.`c2`
-              )
-              AND (
-                y.ts < (
-                  SELECT
-                    p.ts
-                  FROM
-                    hits p
-                  WHERE
-                    p.seq = `dp`.`c2`
-                )
-                OR y.seq < `dp`.`c2`
-              )
-              AND y.ts >= (`dp`.`tk` + INTERVAL ? SECOND)
-              AND y.ts >= ?
-              AND y.ts < ?
-              AND (
-                `y`.`type` = 'pageview'
-                AND `y`.`step_key` >= ?
-                AND `y`.`step_key` < ?
-                AND SUBSTRING(`y`.`step_key`, 1, ?) = ?
-              )
-            ORDER BY
-              y.ts DESC,
-              y.seq DESC
-            LIMIT
-              1
-          ) AS `c1`
+          y.seq
         FROM
-          (
-            SELECT
-              dp.*,
-              (
-                SELECT
-                  y.seq
-                FROM
-                  hits y FORCE INDEX (ix_hits_site_step)
-                WHERE
-                  (`y`.`site_id` = ?)
-                  AND y.visitor_id = dp.visitor_id
-                  AND y.ts <= `dp`.`tk`
-                  AND (
-                    y.ts < `dp`.`tk`
-                    OR y.seq < `dp`.`c3`
-                  )
-                  AND y.ts >= (`dp`.`tk` + INTERVAL ? SECOND)
-                  AND (
-                    `y`.`type` = 'event'
-                    AND `y`.`step_key` = ?
-                  )
-                ORDER BY
-                  y.ts DESC,
-                  y.seq DESC
-                LIMIT
-                  1
-              ) AS `c2`
-            FROM
-              (
-                SELECT
-                  x.visitor_id,
-                  x.ts AS tk,
-                  x.seq AS `c3`
-                FROM
-                  hits x FORCE INDEX (ix_hits_site_step)
-                WHERE
-                  (`x`.`site_id` = ?)
-                  AND x.ts >= ?
-                  AND x.ts < (? + INTERVAL ? SECOND)
-                  AND (
-                    `x`.`type` = 'pageview'
-                    AND `x`.`step_key` = ?
-                  )
-              ) dp
-            LIMIT
-              18446744073709551615
-          ) dp
+          hits y FORCE INDEX (ix_hits_site_step)
+        WHERE
+          (`y`.`site_id` = ?)
+          AND y.visitor_id = x.visitor_id
+          AND y.ts <= `x`.`ts`
+          AND (
+            y.ts < `x`.`ts`
+            OR y.seq < `x`.`seq`
+          )
+          AND y.ts >= (`x`.`ts` + INTERVAL ? SECOND)
+          AND (
+            `y`.`type` = 'event'
+            AND `y`.`step_key` = ?
+          )
+        ORDER BY
+          y.ts DESC,
+          y.seq DESC
         LIMIT
-          18446744073709551615
-      ) f
+          1
+      )
+    WHERE
+      (`x`.`site_id` = ?)
+      AND x.ts >= ?
+      AND x.ts < (? + INTERVAL ? SECOND)
+      AND (
+        `x`.`type` = 'pageview'
+        AND `x`.`step_key` = ?
+      )
+      AND EXISTS (
+        SELECT
+          1
+        FROM
+          hits y FORCE INDEX (ix_hits_site_visitor)
+        WHERE
+          (`y`.`site_id` = ?)
+          AND y.visitor_id = x.visitor_id
+          AND y.ts <= `p2`.`ts`
+          AND (
+            y.ts < `p2`.`ts`
+            OR y.seq < `p2`.`seq`
+          )
+          AND y.ts >= (`x`.`ts` + INTERVAL ? SECOND)
+          AND (
+            `y`.`type` = 'pageview'
+            AND `y`.`step_key` >= ?
+            AND `y`.`step_key` < ?
+            AND SUBSTRING(`y`.`step_key`, 1, ?) = ?
+          )
+          AND y.ts >= ?
+          AND y.ts < ?
+      )
   ) AS `step_3`;
