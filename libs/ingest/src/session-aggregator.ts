@@ -60,6 +60,8 @@ export interface AggregateSummary {
   remaining: number;
   /** UTC hours whose visitor sketch was rebuilt (and their days). */
   sketchHours: number;
+  /** Of `seconds`, the time the visitor sketches took (after the sessions). */
+  sketchSeconds: number;
   /** Sites whose conversion rollups were rebuilt for a changed set of goals. */
   goalSites: number;
 }
@@ -150,6 +152,7 @@ export class SessionAggregator {
       seconds: 0,
       remaining: 0,
       sketchHours: 0,
+      sketchSeconds: 0,
       goalSites: 0,
     };
     // Conversion rollups of sites whose goals changed, before the chunks add to them.
@@ -166,7 +169,9 @@ export class SessionAggregator {
       onChunk?.(summary.sessions);
     }
     // Until they are rebuilt, reports count the visitors of those hours' ranges exactly.
+    const sketchesStarted = process.hrtime.bigint();
     summary.sketchHours = await this.sketches.rebuild(() => this.stopRequested);
+    summary.sketchSeconds = Number(process.hrtime.bigint() - sketchesStarted) / 1e9;
     summary.remaining = this.stopRequested ? await this.pending() : 0;
     summary.seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return summary;

@@ -35,6 +35,7 @@ export class AggregateCommand extends CommandRunner {
           chunks: summary.chunks,
           remaining: summary.remaining,
           sketch_hours: summary.sketchHours,
+          sketch_seconds: Number(summary.sketchSeconds.toFixed(3)),
           goal_sites: summary.goalSites,
           seconds: Number(summary.seconds.toFixed(3)),
         },
