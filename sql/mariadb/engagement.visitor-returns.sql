@@ -23,9 +23,9 @@ FROM
     FROM
       (
         SELECT DISTINCT
-          `s`.`visitor_id`
+          s.visitor_id
         FROM
-          `sessions` AS `s`
+          sessions s IGNORE INDEX (ix_sessions_site_visitor)
         WHERE
           (
             `s`.`site_id` = ?

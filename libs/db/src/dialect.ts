@@ -110,6 +110,14 @@ export interface SqlDialect {
    */
   tableWithIndex(table: string, alias: string, index: string): string;
   /**
+   * `table alias` read through any index but `index`, the optimizer choosing among the others
+   * (and the table itself). For a read whose order `index` gives but whose columns it lacks:
+   * MariaDB took the order over a sequential read of the rows (the distinct visitors of filtered
+   * sessions by ix_sessions_site_visitor, each session's row then read by key: 5.2 s against
+   * 2.1 s at 10M pageviews).
+   */
+  tableWithoutIndex(table: string, alias: string, index: string): string;
+  /**
    * `compiled` with each index-hint marker (indexHintMarker, written where no dialect is at
    * hand: the session selection of filters, the conversion test) rendered as this engine's
    * hint, as tableWithIndex would write it.
@@ -287,6 +295,10 @@ class MysqlFamilyDialect implements SqlDialect {
   materialized(select: RawBuilder<unknown>): RawBuilder<unknown> {
     // A derived table with a LIMIT is never merged (MariaDB and MySQL); this one limits nothing.
     return sql`${select} LIMIT 18446744073709551615`;
+  }
+
+  tableWithoutIndex(table: string, alias: string, index: string): string {
+    return `${table} ${alias} IGNORE INDEX (${index})`;
   }
 
   renderIndexHints(compiled: CompiledQuery): CompiledQuery {

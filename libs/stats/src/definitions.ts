@@ -27,6 +27,8 @@ export const HIT_ORDER = ['ts', 'seq'] as const;
  * session_id, ts, seq) and (site_id, visitor_id, ts), to which InnoDB appends the primary key seq.
  */
 export const HITS_BY_SESSION = 'ix_hits_site_session';
+/** The sessions of a visitor in order of their start. */
+export const SESSIONS_BY_VISITOR = 'ix_sessions_site_visitor';
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
 
 /** HIT_ORDER as an ORDER BY list over table alias `alias`, oldest first or newest first. */

@@ -16,6 +16,7 @@ import { SqliteEventDayRollups1766500000000 } from './1766500000000-event-day-ro
 import { SqlitePathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
 import { SqliteSessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
 import { SqliteHitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
+import { SqliteHitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -36,4 +37,5 @@ export const SQLITE_MIGRATIONS = [
   SqlitePathSpanRollups1766600000000,
   SqliteSessionPairDayRollups1766700000000,
   SqliteHitsBySessionSteps1766800000000,
+  SqliteHitsBySessionEngagement1766900000000,
 ];

@@ -25,6 +25,7 @@ import { EventDayRollups1766500000000 } from './1766500000000-event-day-rollups'
 import { PathSpanRollups1766600000000 } from './1766600000000-path-span-rollups';
 import { SessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
 import { HitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
+import { HitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -54,4 +55,5 @@ export const MIGRATIONS = [
   PathSpanRollups1766600000000,
   SessionPairDayRollups1766700000000,
   HitsBySessionSteps1766800000000,
+  HitsBySessionEngagement1766900000000,
 ];

@@ -96,6 +96,11 @@ class SqliteDialect implements SqlDialect {
     return `${table} ${alias} INDEXED BY ${index}`;
   }
 
+  tableWithoutIndex(table: string, alias: string): string {
+    // SQLite can only turn every index off (NOT INDEXED); its planner is left to choose.
+    return `${table} ${alias}`;
+  }
+
   renderIndexHints(compiled: CompiledQuery): CompiledQuery {
     if (!compiled.sql.includes(INDEX_HINT_MARKER)) return compiled;
     return { ...compiled, sql: compiled.sql.replace(/\/\*@index ([a-z_]+)\*\//g, 'INDEXED BY $1') };
