@@ -9,17 +9,8 @@
 --   $7 = 7
 --   $8 = 2026-03-19T23:00:00.000Z
 --   $9 = 2026-04-02T22:00:00.000Z
---   $10 = 7
---   $11 = 2026-03-19T23:00:00.000Z
---   $12 = 2026-04-02T22:00:00.000Z
---   $13 = 7
---   $14 = 2026-03-19T23:00:00.000Z
---   $15 = 2026-04-02T22:00:00.000Z
---   $16 = 7
---   $17 = 2026-03-19T23:00:00.000Z
---   $18 = 2026-04-02T22:00:00.000Z
---   $19 = 10
---   $20 = 10
+--   $10 = 10
+--   $11 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -59,70 +50,6 @@ FROM
             FROM
               (
                 SELECT
-                  'channel' AS `list`,
-                  `s`.`channel` AS `value`,
-                  NULL AS `path_hash`,
-                  COUNT(*) AS `sessions`
-                FROM
-                  `sessions` AS `s`
-                WHERE
-                  (
-                    `s`.`site_id` = ?
-                    AND `s`.`started_at` >= ?
-                    AND `s`.`started_at` < ?
-                  )
-                GROUP BY
-                  `s`.`channel`
-                UNION ALL
-                SELECT
-                  'source' AS `list`,
-                  `s`.`source` AS `value`,
-                  NULL AS `path_hash`,
-                  COUNT(*) AS `sessions`
-                FROM
-                  `sessions` AS `s`
-                WHERE
-                  (
-                    `s`.`site_id` = ?
-                    AND `s`.`started_at` >= ?
-                    AND `s`.`started_at` < ?
-                  )
-                GROUP BY
-                  `s`.`source`
-                UNION ALL
-                SELECT
-                  'country' AS `list`,
-                  `s`.`country` AS `value`,
-                  NULL AS `path_hash`,
-                  COUNT(*) AS `sessions`
-                FROM
-                  `sessions` AS `s`
-                WHERE
-                  (
-                    `s`.`site_id` = ?
-                    AND `s`.`started_at` >= ?
-                    AND `s`.`started_at` < ?
-                  )
-                GROUP BY
-                  `s`.`country`
-                UNION ALL
-                SELECT
-                  'device' AS `list`,
-                  `s`.`device` AS `value`,
-                  NULL AS `path_hash`,
-                  COUNT(*) AS `sessions`
-                FROM
-                  `sessions` AS `s`
-                WHERE
-                  (
-                    `s`.`site_id` = ?
-                    AND `s`.`started_at` >= ?
-                    AND `s`.`started_at` < ?
-                  )
-                GROUP BY
-                  `s`.`device`
-                UNION ALL
-                SELECT
                   'entry_path' AS `list`,
                   `s`.`entry_path` AS `value`,
                   NULL AS `path_hash`,
@@ -155,6 +82,60 @@ FROM
                   AND `s`.`exit_path` IS NOT NULL
                 GROUP BY
                   `s`.`exit_path`
+                UNION ALL
+                SELECT
+                  `k`.`list` AS `list`,
+                  CASE `k`.`list`
+                    WHEN 'channel' THEN `m`.`channel`
+                    WHEN 'source' THEN `m`.`source`
+                    WHEN 'country' THEN `m`.`country`
+                    WHEN 'device' THEN `m`.`device`
+                  END AS `value`,
+                  NULL AS `path_hash`,
+                  SUM(`m`.`n`) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `s`.`channel` AS `channel`,
+                      `s`.`source` AS `source`,
+                      `s`.`country` AS `country`,
+                      `s`.`device` AS `device`,
+                      COUNT(*) AS `n`
+                    FROM
+                      `sessions` AS `s`
+                    WHERE
+                      (
+                        `s`.`site_id` = ?
+                        AND `s`.`started_at` >= ?
+                        AND `s`.`started_at` < ?
+                      )
+                    GROUP BY
+                      `s`.`channel`,
+                      `s`.`source`,
+                      `s`.`country`,
+                      `s`.`device`
+                  ) AS `m`
+                  INNER JOIN (
+                    SELECT
+                      'channel' AS list
+                    UNION ALL
+                    SELECT
+                      'source' AS list
+                    UNION ALL
+                    SELECT
+                      'country' AS list
+                    UNION ALL
+                    SELECT
+                      'device' AS list
+                  ) AS `k` ON TRUE
+                GROUP BY
+                  `k`.`list`,
+                  CASE `k`.`list`
+                    WHEN 'channel' THEN `m`.`channel`
+                    WHEN 'source' THEN `m`.`source`
+                    WHEN 'country' THEN `m`.`country`
+                    WHEN 'device' THEN `m`.`device`
+                  END
               ) AS `g`
           ) AS `c`
         WHERE
