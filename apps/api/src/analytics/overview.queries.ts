@@ -73,17 +73,21 @@ export const overviewStatements = {
     return (d) => {
       /** Per rolled-up path list: the path of `hash` from the first part that holds it. */
       const pathOf = new Map<TopList, (hash: Expression<unknown>) => Expression<string>>();
+      const tableOf = new Map(
+        lists.map((list) => [
+          list,
+          decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }),
+        ]),
+      );
       // Attribute lists read from the sessions themselves: grouped together below, in one read.
       const rawAttributes = lists.filter(
-        (list) =>
-          !list.endsWith('_path') &&
-          decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }).kind !== 'rollup',
+        (list) => !list.endsWith('_path') && tableOf.get(list)!.kind !== 'rollup',
       );
       const together = rawAttributes.length > 1 ? rawAttributes : [];
       const groups = lists
         .filter((list) => !together.includes(list))
         .map((list): TopListGroup => {
-          const table = decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list });
+          const table = tableOf.get(list)!;
           if (table.rollupTable === 'session_pair_day_rollups') {
             // Under conditions on one attribute: the selected values' day rows of this list, by
             // item. A page list is grouped by the page's hash alone and its candidates named after
