@@ -129,7 +129,7 @@ describe('Purchase rollup', () => {
   // A plan, not a time: as a lookup per session, right after a bulk import MariaDB read every
   // order of the site for each session of the batch (BENCHMARKS.md run AC, the backfill stall).
   it('derives whether sessions purchased from their orders read once per batch, not per session', async () => {
-    const statement = deriveSessionsStatement(env.dialect, site.id, ['ps-0', 'ps-1', 'ps-3']);
+    const statement = deriveSessionsStatement(env.dialect, new Map([[site.id, ['ps-0', 'ps-1', 'ps-3']]]));
     if (TEST_ENGINE === 'sqlite') {
       const plan = await env.ds.query<Array<{ id: number; parent: number; detail: string }>>(
         `EXPLAIN QUERY PLAN ${statement.sql}`,

@@ -8,7 +8,15 @@ import {
 } from '@app/stats/rollups/event-rollup';
 import { rollupBucket } from '@app/stats/rollups/session-rollup';
 import { EntityManager } from 'typeorm';
-import { inList, SESSIONS_COUNT, writeRollupDeltas, replaceSessionRows } from './rollup-writer';
+import {
+  replaceSessionRows,
+  rowsBySite,
+  SESSIONS_COUNT,
+  sessionsOf,
+  siteSessionsIn,
+  SitePart,
+  writeRollupDeltas,
+} from './rollup-writer';
 
 /**
  * Keeps the event rollups (migration 1765600000000) equal to the event hits of the sessions
@@ -20,78 +28,94 @@ import { inList, SESSIONS_COUNT, writeRollupDeltas, replaceSessionRows } from '.
 export class EventRollupBuilder {
   constructor(private readonly sql: Sql) {}
 
+  /** In a chunk's transaction, for the re-derived sessions of several sites at once (`parts`). */
   async apply(
     em: EntityManager,
-    siteId: number,
-    sessionIds: readonly string[],
-    dayOf: (bucket: Date) => Date,
+    parts: ReadonlyArray<Pick<SitePart<unknown>, 'siteId' | 'sessionIds' | 'dayOf'>>,
   ): Promise<void> {
-    if (sessionIds.length === 0) return;
+    const sites = sessionsOf(parts);
+    if (sites.size === 0) return;
     const d = this.sql.dialect;
-    const before = (
+    const where = siteSessionsIn(sites);
+    const storedRows = rowsBySite(
       await em.query<
-        Array<{ session_id: string; name: string; bucket: Date | string; hits: number | string }>
+        Array<{
+          site_id: number | string;
+          session_id: string;
+          name: string;
+          bucket: Date | string;
+          hits: number | string;
+        }>
       >(
-        `SELECT session_id, name, bucket, hits FROM session_event_buckets WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-        [siteId, ...sessionIds],
-      )
-    ).map((r) => ({
-      session_id: r.session_id,
-      name: r.name,
-      bucket: new Date(r.bucket),
-      hits: Number(r.hits),
-    }));
-    const hits = await em.query<Array<{ session_id: string; name: string; ts: Date | string }>>(
-      `SELECT session_id, name, ts FROM hits WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)}) AND type = 'event'`,
-      [siteId, ...sessionIds],
+        `SELECT site_id, session_id, name, bucket, hits FROM session_event_buckets WHERE ${where.sql}`,
+        where.parameters,
+      ),
     );
-    const after = new Map<string, SessionEventBucket>();
-    for (const h of hits) {
-      const bucket = rollupBucket(new Date(h.ts));
-      const key = `${h.session_id}\u0000${h.name}\u0000${bucket.getTime()}`;
-      const row = after.get(key) ?? { session_id: h.session_id, name: h.name, bucket, hits: 0 };
-      row.hits++;
-      after.set(key, row);
-    }
-    const deltas = eventRollupDeltas(before, [...after.values()]);
-    const days = eventDayDeltas(deltas, dayOf);
-    for (const [table, rollups] of [
-      ['event_rollups', deltas.rollups],
-      ['event_day_rollups', days.rollups],
-    ] as const) {
-      await writeRollupDeltas<EventRollupDelta>(em, d, siteId, rollups, {
-        table,
-        keys: ['bucket', 'name'],
-        sums: ['occurrences', 'sessions'],
-        identity: ['bucket', 'name'],
-        keyValues: (r) => [r.bucket, r.name],
-        sumValues: (r) => [r.occurrences, r.sessions],
-        count: SESSIONS_COUNT,
-      });
-    }
-    for (const [table, links] of [
-      ['event_links', deltas.links],
-      ['event_day_links', days.links],
-    ] as const) {
-      await writeRollupDeltas<EventLinkDelta>(em, d, siteId, links, {
-        table,
-        keys: ['to_bucket', 'name', 'from_bucket'],
-        sums: ['sessions'],
-        identity: ['to_bucket', 'name', 'from_bucket'],
-        keyValues: (r) => [r.toBucket, r.name, r.fromBucket],
-        sumValues: (r) => [r.sessions],
-        count: SESSIONS_COUNT,
-      });
+    const hitRows = rowsBySite(
+      await em.query<
+        Array<{ site_id: number | string; session_id: string; name: string; ts: Date | string }>
+      >(
+        `SELECT site_id, session_id, name, ts FROM hits WHERE ${where.sql} AND type = 'event'`,
+        where.parameters,
+      ),
+    );
+    const hadRows = new Map<number, readonly string[]>();
+    const rows: unknown[][] = [];
+    for (const { siteId, sessionIds, dayOf } of parts) {
+      const before = (storedRows.get(siteId) ?? []).map((r) => ({
+        session_id: r.session_id,
+        name: r.name,
+        bucket: new Date(r.bucket),
+        hits: Number(r.hits),
+      }));
+      if (before.length > 0) hadRows.set(siteId, sessionIds);
+      const after = new Map<string, SessionEventBucket>();
+      for (const h of hitRows.get(siteId) ?? []) {
+        const bucket = rollupBucket(new Date(h.ts));
+        const key = `${h.session_id}\u0000${h.name}\u0000${bucket.getTime()}`;
+        const row = after.get(key) ?? { session_id: h.session_id, name: h.name, bucket, hits: 0 };
+        row.hits++;
+        after.set(key, row);
+      }
+      const deltas = eventRollupDeltas(before, [...after.values()]);
+      const days = eventDayDeltas(deltas, dayOf);
+      for (const [table, rollups] of [
+        ['event_rollups', deltas.rollups],
+        ['event_day_rollups', days.rollups],
+      ] as const) {
+        await writeRollupDeltas<EventRollupDelta>(em, d, siteId, rollups, {
+          table,
+          keys: ['bucket', 'name'],
+          sums: ['occurrences', 'sessions'],
+          identity: ['bucket', 'name'],
+          keyValues: (r) => [r.bucket, r.name],
+          sumValues: (r) => [r.occurrences, r.sessions],
+          count: SESSIONS_COUNT,
+        });
+      }
+      for (const [table, links] of [
+        ['event_links', deltas.links],
+        ['event_day_links', days.links],
+      ] as const) {
+        await writeRollupDeltas<EventLinkDelta>(em, d, siteId, links, {
+          table,
+          keys: ['to_bucket', 'name', 'from_bucket'],
+          sums: ['sessions'],
+          identity: ['to_bucket', 'name', 'from_bucket'],
+          keyValues: (r) => [r.toBucket, r.name, r.fromBucket],
+          sumValues: (r) => [r.sessions],
+          count: SESSIONS_COUNT,
+        });
+      }
+      for (const r of after.values()) rows.push([siteId, r.session_id, r.name, r.bucket, r.hits]);
     }
     await replaceSessionRows(
       em,
       d,
-      siteId,
-      sessionIds,
-      before.length > 0,
+      hadRows,
       'session_event_buckets',
       ['session_id', 'name', 'bucket', 'hits'],
-      [...after.values()].map((r) => [r.session_id, r.name, r.bucket, r.hits]),
+      rows,
     );
   }
 }

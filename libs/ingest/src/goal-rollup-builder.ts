@@ -19,6 +19,10 @@ import {
   SESSIONS_COUNT,
   writeRollupDeltas,
   replaceSessionRows,
+  rowsBySite,
+  siteSessionsIn,
+  SitePart,
+  SiteSessions,
 } from './rollup-writer';
 
 interface GoalRow {
@@ -137,85 +141,95 @@ export class GoalRollupBuilder {
   }
 
   /**
-   * In a chunk's transaction, after its sessions of `siteId` were derived again: moves their
-   * contributions to the conversion rollups from `before` (the old rows) to `after`.
+   * In a chunk's transaction, after the sessions of `parts` (several sites) were derived again:
+   * moves their contributions to the conversion rollups from `before` (the old rows) to `after`.
    */
   async apply(
     em: EntityManager,
-    siteId: number,
-    before: ReadonlyArray<RolledUpSession & { session_id: string }>,
-    after: ReadonlyArray<RolledUpSession & { session_id: string }>,
-    dayOf: (bucket: Date) => Date,
+    parts: ReadonlyArray<Omit<SitePart<RolledUpSession & { session_id: string }>, 'sessionIds'>>,
   ): Promise<void> {
     const d = this.sql.dialect;
-    const goals = (
-      await em.query<GoalRow[]>(
-        `SELECT g.id, g.type, g.match_value FROM rolled_up_goals r JOIN goals g ON g.id = r.goal_id
-         WHERE r.site_id = ? ORDER BY g.id`,
-        [siteId],
-      )
-    ).map(toGoal);
-    const sessionIds = [...new Set([...before, ...after].map((s) => s.session_id))];
-    if (sessionIds.length === 0) return;
-    const stored = new Map<string, number[]>();
-    const oldRows: Array<{ session_id: string; goal_id: number | string }> = await em.query(
-      `SELECT session_id, goal_id FROM session_goals WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-      [siteId, ...sessionIds],
+    const sites: SiteSessions = new Map(
+      parts
+        .map((p) => [p.siteId, [...new Set([...p.before, ...p.after].map((s) => s.session_id))]] as const)
+        .filter(([, ids]) => ids.length > 0),
     );
-    for (const r of oldRows)
-      stored.set(r.session_id, [...(stored.get(r.session_id) ?? []), Number(r.goal_id)]);
-    const converted = new Map<string, number[]>();
-    if (goals.length > 0) {
-      const compiled = d.renderIndexHints(goalsOfSessions(goals, siteId, sessionIds).compile(d.builder));
-      const rows: Array<Record<string, number | string>> = await em.query(compiled.sql, [
-        ...compiled.parameters,
-      ]);
-      for (const r of rows) {
-        converted.set(
-          String(r.session_id),
-          goals.filter((_, i) => Number(r[`goal_${i}`]) === 1).map((g) => g.id),
-        );
+    if (sites.size === 0) return;
+    const goalsBySite = rowsBySite(
+      await em.query<Array<GoalRow & { site_id: number | string }>>(
+        `SELECT r.site_id, g.id, g.type, g.match_value FROM rolled_up_goals r JOIN goals g ON g.id = r.goal_id
+         WHERE r.site_id IN (${inList(sites.size)}) ORDER BY r.site_id, g.id`,
+        [...sites.keys()],
+      ),
+    );
+    const where = siteSessionsIn(sites);
+    const oldRows = rowsBySite(
+      await em.query<Array<{ site_id: number | string; session_id: string; goal_id: number | string }>>(
+        `SELECT site_id, session_id, goal_id FROM session_goals WHERE ${where.sql}`,
+        where.parameters,
+      ),
+    );
+    const hadRows = new Map<number, readonly string[]>();
+    const rows: unknown[][] = [];
+    for (const { siteId, before, after, dayOf } of parts) {
+      const sessionIds = sites.get(siteId);
+      if (!sessionIds) continue;
+      const goals = (goalsBySite.get(siteId) ?? []).map(toGoal);
+      const stored = new Map<string, number[]>();
+      for (const r of oldRows.get(siteId) ?? [])
+        stored.set(r.session_id, [...(stored.get(r.session_id) ?? []), Number(r.goal_id)]);
+      if (oldRows.has(siteId)) hadRows.set(siteId, sessionIds);
+      const converted = new Map<string, number[]>();
+      if (goals.length > 0) {
+        // One statement per site with goals: each site's goals are its own tests.
+        const compiled = d.renderIndexHints(goalsOfSessions(goals, siteId, sessionIds).compile(d.builder));
+        const found: Array<Record<string, number | string>> = await em.query(compiled.sql, [
+          ...compiled.parameters,
+        ]);
+        for (const r of found) {
+          converted.set(
+            String(r.session_id),
+            goals.filter((_, i) => Number(r[`goal_${i}`]) === 1).map((g) => g.id),
+          );
+        }
       }
-    }
-    const withGoals = (rows: typeof before, goalsOf: Map<string, number[]>): GoalSession[] =>
-      rows.map((s) => ({ ...s, started_at: new Date(s.started_at), goals: goalsOf.get(s.session_id) ?? [] }));
-    const deltas = conversionRollupDeltas(withGoals(before, stored), withGoals(after, converted));
-    await writeRollupDeltas<GoalRollupDelta>(em, d, siteId, deltas.goals, {
-      table: 'goal_rollups',
-      keys: ['goal_id', 'bucket'],
-      sums: ['sessions'],
-      identity: ['goal_id', 'bucket'],
-      keyValues: (r) => [r.goalId, r.bucket],
-      sumValues: (r) => [r.sessions],
-      count: SESSIONS_COUNT,
-    });
-    const convertedByDay = byDay(
-      deltas.converted.map((r) => ({ ...r, sums: [BigInt(r.sessions)] })),
-      dayOf,
-    ).map((r) => ({ ...r, sessions: Number(r.sums[0]) }));
-    for (const [table, rows] of [
-      ['converted_rollups', deltas.converted],
-      ['converted_day_rollups', convertedByDay],
-    ] as const) {
-      await writeRollupDeltas<ConvertedRollupDelta>(em, d, siteId, rows, {
-        table,
-        keys: ['dimension', 'bucket', 'value'],
+      const withGoals = (list: typeof before, goalsOf: Map<string, number[]>): GoalSession[] =>
+        list.map((s) => ({
+          ...s,
+          started_at: new Date(s.started_at),
+          goals: goalsOf.get(s.session_id) ?? [],
+        }));
+      const deltas = conversionRollupDeltas(withGoals(before, stored), withGoals(after, converted));
+      await writeRollupDeltas<GoalRollupDelta>(em, d, siteId, deltas.goals, {
+        table: 'goal_rollups',
+        keys: ['goal_id', 'bucket'],
         sums: ['sessions'],
-        identity: ['dimension', 'bucket', 'value'],
-        keyValues: (r) => [r.dimension, r.bucket, r.value],
+        identity: ['goal_id', 'bucket'],
+        keyValues: (r) => [r.goalId, r.bucket],
         sumValues: (r) => [r.sessions],
         count: SESSIONS_COUNT,
       });
+      const convertedByDay = byDay(
+        deltas.converted.map((r) => ({ ...r, sums: [BigInt(r.sessions)] })),
+        dayOf,
+      ).map((r) => ({ ...r, sessions: Number(r.sums[0]) }));
+      for (const [table, deltaRows] of [
+        ['converted_rollups', deltas.converted],
+        ['converted_day_rollups', convertedByDay],
+      ] as const) {
+        await writeRollupDeltas<ConvertedRollupDelta>(em, d, siteId, deltaRows, {
+          table,
+          keys: ['dimension', 'bucket', 'value'],
+          sums: ['sessions'],
+          identity: ['dimension', 'bucket', 'value'],
+          keyValues: (r) => [r.dimension, r.bucket, r.value],
+          sumValues: (r) => [r.sessions],
+          count: SESSIONS_COUNT,
+        });
+      }
+      for (const s of after)
+        for (const g of converted.get(s.session_id) ?? []) rows.push([siteId, s.session_id, g]);
     }
-    await replaceSessionRows(
-      em,
-      d,
-      siteId,
-      sessionIds,
-      oldRows.length > 0,
-      'session_goals',
-      ['session_id', 'goal_id'],
-      after.flatMap((s) => (converted.get(s.session_id) ?? []).map((g) => [s.session_id, g])),
-    );
+    await replaceSessionRows(em, d, hadRows, 'session_goals', ['session_id', 'goal_id'], rows);
   }
 }

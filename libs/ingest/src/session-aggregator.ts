@@ -23,7 +23,7 @@ import {
   sessionRollupDeltas,
 } from '@app/stats/rollups/session-rollup';
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
-import { purchasingSessionsAmong } from '@app/stats/commerce';
+import { purchasingSessionsAmong, siteSessionsWhere } from '@app/stats/commerce';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
@@ -34,8 +34,12 @@ import { withDeadlockRetry } from './retry';
 import {
   inList,
   inListParts,
-  ROLLUP_WRITE_ROWS,
+  MAX_IN_LIST,
+  rowsBySite,
   SESSIONS_COUNT,
+  siteSessionsIn,
+  SitePart,
+  SiteSessions,
   withBufferedRollupWrites,
   writeRollupDeltas,
 } from './rollup-writer';
@@ -91,6 +95,35 @@ const PATH_ROLLUP_KEYS = ['dimension', 'bucket', 'path_hash', 'path'];
 /** attributes_hash is the key; the five values are stored beside it, never summed. */
 const ATTRIBUTE_ROLLUP_KEYS = ['bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS];
 
+/** A derived session as the rollups, the visitors table and the sketches read it. */
+type DerivedSession = RolledUpSession &
+  PurchasedSession & { site_id: number | string; session_id: string; visitor_id: string };
+
+/**
+ * A writer group's sites (site → queued session ids) in batches derived together: each site's
+ * sessions in parts whose IN lists MariaDB reads by key (inListParts), and parts of different
+ * sites together up to MAX_IN_LIST sessions, so that a hundred sites with a few sessions each
+ * are one batch. A site is never twice in a batch.
+ */
+export function* siteBatches(
+  group: ReadonlyArray<readonly [number, readonly string[]]>,
+): Generator<SiteSessions> {
+  let batch = new Map<number, readonly string[]>();
+  let size = 0;
+  for (const [siteId, sessionIds] of group) {
+    for (const part of inListParts(sessionIds)) {
+      if (batch.size > 0 && (size + part.length > MAX_IN_LIST || batch.has(siteId))) {
+        yield batch;
+        batch = new Map();
+        size = 0;
+      }
+      batch.set(siteId, part);
+      size += part.length;
+    }
+  }
+  if (batch.size > 0) yield batch;
+}
+
 const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest();
 
 /** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
@@ -115,6 +148,7 @@ export class SessionAggregator {
   private readonly events: EventRollupBuilder;
   private readonly pageviews: SessionBucketRollupBuilder;
   private readonly revenue: SessionBucketRollupBuilder;
+  private zones = new Map<number, string>();
   private localDays = new Map<number, (instant: Date) => Date>();
   private daySpans = new Map<number, (span: number) => (dayStart: Date) => Date>();
 
@@ -143,6 +177,7 @@ export class SessionAggregator {
   async run(onChunk?: (done: number) => void, chunkSize = AGGREGATE_CHUNK): Promise<AggregateSummary> {
     const started = process.hrtime.bigint();
     this.stopRequested = false;
+    this.zones = new Map();
     this.localDays = new Map();
     this.daySpans = new Map();
     const summary: AggregateSummary = {
@@ -204,10 +239,7 @@ export class SessionAggregator {
           // The group's rollup rows go in a few statements at its end, every site's together.
           withBufferedRollupWrites(em, this.sql.dialect, async () => {
             const counts: Array<{ siteId: number; sessions: number; visitors: number }> = [];
-            // A site's sessions in parts whose IN lists MariaDB reads by key (MAX_IN_LIST).
-            for (const [siteId, sessionIds] of group)
-              for (const part of inListParts(sessionIds))
-                counts.push({ siteId, ...(await this.aggregateSite(em, siteId, part)) });
+            for (const batch of siteBatches(group)) counts.push(...(await this.aggregateSites(em, batch)));
             return counts;
           }),
         ),
@@ -221,28 +253,84 @@ export class SessionAggregator {
     return done;
   }
 
-  /** Derives the queued `listed` sessions of one site that are still queued, in the caller's transaction. */
-  private async aggregateSite(
+  /**
+   * Derives the listed sessions of several sites that are still queued, in the caller's
+   * transaction: each statement reads or writes every site's sessions (one index range per site),
+   * and the rows each site's sessions change are worked out per site.
+   */
+  private async aggregateSites(
     em: EntityManager,
-    siteId: number,
-    listed: readonly string[],
-  ): Promise<{ sessions: number; visitors: number }> {
+    listed: SiteSessions,
+  ): Promise<Array<{ siteId: number; sessions: number; visitors: number }>> {
+    const d = this.sql.dialect;
     // Locked until commit: an import adding a hit to one of these sessions waits, then queues it
     // again. A session another aggregator derived since the list was read is no longer queued.
-    const sessionIds = (
-      await em.query<Array<{ session_id: string }>>(
-        this.sql.dialect.lockingRead(
-          `SELECT session_id FROM dirty_sessions WHERE site_id = ? AND session_id IN (${inList(listed.length)}) ORDER BY session_id`,
+    const where = siteSessionsIn(listed);
+    const locked = rowsBySite(
+      await em.query<Array<{ site_id: number | string; session_id: string }>>(
+        d.lockingRead(
+          `SELECT site_id, session_id FROM dirty_sessions WHERE ${where.sql} ORDER BY site_id, session_id`,
         ),
-        [siteId, ...listed],
-      )
-    ).map((r) => r.session_id);
-    if (sessionIds.length === 0) return { sessions: 0, visitors: 0 };
-    const before = await this.derivedSessions(em, siteId, sessionIds);
-    const derive = deriveSessionsStatement(this.sql.dialect, siteId, sessionIds);
+        where.parameters,
+      ),
+    );
+    const sites: SiteSessions = new Map(
+      [...locked].map(([siteId, rows]) => [siteId, rows.map((r) => r.session_id)]),
+    );
+    if (sites.size === 0) return [];
+    const before = rowsBySite(await this.derivedSessions(em, sites));
+    const derive = deriveSessionsStatement(d, sites);
     await em.query(derive.sql, [...derive.parameters]);
-    const after = await this.derivedSessions(em, siteId, sessionIds);
-    const localDay = await this.localDayOf(em, siteId);
+    const after = rowsBySite(await this.derivedSessions(em, sites));
+    await this.loadZones(em, [...sites.keys()]);
+    const parts: Array<SitePart<DerivedSession>> = [...sites].map(([siteId, sessionIds]) => ({
+      siteId,
+      sessionIds,
+      before: before.get(siteId) ?? [],
+      after: after.get(siteId) ?? [],
+      dayOf: this.localDayOf(siteId),
+    }));
+    for (const part of parts) await this.applySessionRollups(em, part);
+    await this.goals.apply(em, parts);
+    await this.events.apply(em, parts);
+    await this.pageviews.apply(em, parts);
+    await this.revenue.apply(em, parts);
+    await this.sketches.queue(
+      em,
+      new Map(parts.map((p) => [p.siteId, [...p.before, ...p.after].map((r) => new Date(r.started_at))])),
+    );
+    const touched: SiteSessions = new Map(
+      parts.map((p) => [p.siteId, [...new Set([...p.before, ...p.after].map((r) => r.visitor_id))]]),
+    );
+    const firstBefore = await this.firstSessions(em, touched);
+    const visitorsWhere = siteSessionsIn(touched, '', 'visitor_id');
+    await em.query(`DELETE FROM visitors WHERE ${visitorsWhere.sql}`, visitorsWhere.parameters);
+    await em.query(
+      `INSERT INTO visitors (site_id, visitor_id, first_session_at)
+       SELECT site_id, visitor_id, MIN(started_at) FROM sessions
+       WHERE ${visitorsWhere.sql}
+       GROUP BY site_id, visitor_id`,
+      visitorsWhere.parameters,
+    );
+    const firstAfter = await this.firstSessions(em, touched);
+    for (const { siteId } of parts)
+      await this.applyNewVisitorDeltas(
+        em,
+        siteId,
+        firstBefore.get(siteId) ?? [],
+        firstAfter.get(siteId) ?? [],
+      );
+    await em.query(`${d.deleteByPrimaryKey('dirty_sessions')} WHERE ${where.sql}`, where.parameters);
+    return parts.map((p) => ({
+      siteId: p.siteId,
+      sessions: p.sessionIds.length,
+      visitors: touched.get(p.siteId)!.length,
+    }));
+  }
+
+  /** The session, path, attribute, pair and purchase rollups: one site's deltas (buffered writes). */
+  private async applySessionRollups(em: EntityManager, part: SitePart<DerivedSession>): Promise<void> {
+    const { siteId, before, after, dayOf: localDay } = part;
     await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
     await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
     await this.applyRollupDeltas(
@@ -253,11 +341,7 @@ export class SessionAggregator {
     );
     const pathDays = pathRollupDeltas(before, after, localDay);
     await this.applyPathRollupDeltas(em, siteId, pathDays, 'session_path_day_rollups');
-    await this.applyPathSpanRollupDeltas(
-      em,
-      siteId,
-      pathSpanDeltas(pathDays, await this.daySpansOf(em, siteId)),
-    );
+    await this.applyPathSpanRollupDeltas(em, siteId, pathSpanDeltas(pathDays, this.daySpansOf(siteId)));
     await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
     await this.applyAttributeRollupDeltas(
       em,
@@ -280,56 +364,39 @@ export class SessionAggregator {
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });
-    await this.goals.apply(em, siteId, before, after, localDay);
-    await this.events.apply(em, siteId, sessionIds, localDay);
-    await this.pageviews.apply(em, siteId, sessionIds, before, after, localDay);
-    await this.revenue.apply(em, siteId, sessionIds, before, after, localDay);
-    await this.sketches.queue(
-      em,
-      siteId,
-      [...before, ...after].map((r) => new Date(r.started_at)),
+  }
+
+  /** Reads the time zones of the sites among `siteIds` not seen yet in this run (one statement). */
+  private async loadZones(em: EntityManager, siteIds: readonly number[]): Promise<void> {
+    const unknown = siteIds.filter((id) => !this.zones.has(id));
+    if (unknown.length === 0) return;
+    const rows: Array<{ id: number | string; timezone: string }> = await em.query(
+      `SELECT id, timezone FROM sites WHERE id IN (${inList(unknown.length)})`,
+      unknown,
     );
-    const touched = [...new Set([...before, ...after].map((r) => r.visitor_id))];
-    const firstBefore = await this.firstSessions(em, siteId, touched);
-    await em.query(`DELETE FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})`, [
-      siteId,
-      ...touched,
-    ]);
-    await em.query(
-      `INSERT INTO visitors (site_id, visitor_id, first_session_at)
-       SELECT site_id, visitor_id, MIN(started_at) FROM sessions
-       WHERE site_id = ? AND visitor_id IN (${inList(touched.length)})
-       GROUP BY site_id, visitor_id`,
-      [siteId, ...touched],
-    );
-    await this.applyNewVisitorDeltas(em, siteId, firstBefore, await this.firstSessions(em, siteId, touched));
-    await em.query(
-      `${this.sql.dialect.deleteByPrimaryKey('dirty_sessions')} WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-      [siteId, ...sessionIds],
-    );
-    return { sessions: sessionIds.length, visitors: touched.length };
+    for (const r of rows) this.zones.set(Number(r.id), r.timezone);
+    for (const id of unknown)
+      if (!this.zones.has(id))
+        throw new Error(`site ${id} has hits queued for aggregation but no row in sites`);
   }
 
   /**
    * The day rollups' bucket function of a site: its local day (a site's zone never changes).
    * One per site and run, so that its memo of 15-minute buckets stays bounded by the run.
    */
-  private async localDayOf(em: EntityManager, siteId: number): Promise<(instant: Date) => Date> {
+  private localDayOf(siteId: number): (instant: Date) => Date {
     const known = this.localDays.get(siteId);
     if (known) return known;
-    const bucketOf = localDayBucket(await this.siteZone(em, siteId));
+    const bucketOf = localDayBucket(this.zoneOf(siteId));
     this.localDays.set(siteId, bucketOf);
     return bucketOf;
   }
 
   /** The path span rollups' block functions of a site (daySpanBucket per span), one per site and run. */
-  private async daySpansOf(
-    em: EntityManager,
-    siteId: number,
-  ): Promise<(span: number) => (dayStart: Date) => Date> {
+  private daySpansOf(siteId: number): (span: number) => (dayStart: Date) => Date {
     const known = this.daySpans.get(siteId);
     if (known) return known;
-    const zone = await this.siteZone(em, siteId);
+    const zone = this.zoneOf(siteId);
     const bySpan = new Map<number, (dayStart: Date) => Date>();
     const blockOf = (span: number) => {
       const of = bySpan.get(span) ?? daySpanBucket(zone, span);
@@ -340,26 +407,29 @@ export class SessionAggregator {
     return blockOf;
   }
 
-  private async siteZone(em: EntityManager, siteId: number): Promise<string> {
-    const [site]: Array<{ timezone: string }> = await em.query('SELECT timezone FROM sites WHERE id = ?', [
-      siteId,
-    ]);
-    if (!site) throw new Error(`site ${siteId} has hits queued for aggregation but no row in sites`);
-    return site.timezone;
+  /** A site's zone, read by loadZones. */
+  private zoneOf(siteId: number): string {
+    const zone = this.zones.get(siteId);
+    if (zone === undefined) throw new Error(`the time zone of site ${siteId} was not read`);
+    return zone;
   }
 
-  /** The first-session starts these visitors have in the visitors table. */
-  private async firstSessions(em: EntityManager, siteId: number, visitorIds: string[]): Promise<Date[]> {
-    const rows: Array<{ first_session_at: Date }> = await em.query(
-      `SELECT first_session_at FROM visitors WHERE site_id = ? AND visitor_id IN (${inList(visitorIds.length)})`,
-      [siteId, ...visitorIds],
+  /** The first-session starts the visitors of `visitors` (site → visitor ids) have in the visitors table, by site. */
+  private async firstSessions(em: EntityManager, visitors: SiteSessions): Promise<Map<number, Date[]>> {
+    const where = siteSessionsIn(visitors, '', 'visitor_id');
+    const rows: Array<{ site_id: number | string; first_session_at: Date }> = await em.query(
+      `SELECT site_id, first_session_at FROM visitors WHERE ${where.sql}`,
+      where.parameters,
     );
-    return rows.map((r) => new Date(r.first_session_at));
+    return new Map(
+      [...rowsBySite(rows)].map(([siteId, list]) => [siteId, list.map((r) => new Date(r.first_session_at))]),
+    );
   }
 
   /**
    * Keeps visitor_first_rollups equal to the visitors table: the touched visitors' first
-   * sessions before this chunk leave their buckets and their first sessions now enter theirs.
+   * sessions before this chunk leave their buckets and their first sessions now enter theirs
+   * (buffered with the other rollups' rows).
    */
   private async applyNewVisitorDeltas(
     em: EntityManager,
@@ -373,36 +443,25 @@ export class SessionAggregator {
     for (const at of after)
       deltas.set(rollupBucket(at).getTime(), (deltas.get(rollupBucket(at).getTime()) ?? 0) + 1);
     const changed = [...deltas].filter(([, n]) => n !== 0);
-    const d = this.sql.dialect;
-    for (let i = 0; i < changed.length; i += ROLLUP_WRITE_ROWS) {
-      const part = changed.slice(i, i + ROLLUP_WRITE_ROWS);
-      await em.query(
-        d.upsertAdd('visitor_first_rollups', ['site_id', 'bucket'], ['visitors'], part.length, [
-          'site_id',
-          'bucket',
-        ]),
-        part.flatMap(([bucket, n]) => [siteId, new Date(bucket), n]),
-      );
-      const emptied = part.filter(([, n]) => n < 0);
-      if (emptied.length === 0) continue;
-      await em.query(
-        `DELETE FROM visitor_first_rollups WHERE site_id = ? AND visitors = 0 AND bucket IN (${inList(emptied.length)})`,
-        [siteId, ...emptied.map(([bucket]) => new Date(bucket))],
-      );
-    }
+    await writeRollupDeltas(em, this.sql.dialect, siteId, changed, {
+      table: 'visitor_first_rollups',
+      keys: ['bucket'],
+      sums: ['visitors'],
+      identity: ['bucket'],
+      keyValues: ([bucket]) => [new Date(bucket)],
+      sumValues: ([, n]) => [n],
+      count: { column: 'visitors', of: ([, n]) => n },
+    });
   }
 
-  /** The derived rows of these sessions as the rollup and the visitors table need them. */
-  private derivedSessions(
-    em: EntityManager,
-    siteId: number,
-    sessionIds: string[],
-  ): Promise<Array<RolledUpSession & PurchasedSession & { session_id: string; visitor_id: string }>> {
+  /** The derived rows of these sessions (of several sites) as the rollups and the visitors table need them. */
+  private derivedSessions(em: EntityManager, sites: SiteSessions): Promise<DerivedSession[]> {
+    const where = siteSessionsIn(sites);
     return em.query(
-      `SELECT session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, purchased,
+      `SELECT site_id, session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, purchased,
          ${this.sql.dialect.decimalText(sql.ref('duration_seconds'), 3).compile(this.sql.dialect.builder).sql} AS duration_seconds
-       FROM sessions WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
-      [siteId, ...sessionIds],
+       FROM sessions WHERE ${where.sql}`,
+      where.parameters,
     );
   }
 
@@ -484,7 +543,7 @@ export class SessionAggregator {
 }
 
 /**
- * One set-based statement: every queued session of a site recomputed from all its hits.
+ * One set-based statement: every listed session of several sites recomputed from all its hits.
  * The first hit, first pageview and last pageview are picked by index-ordered LIMIT 1
  * subqueries through ix_hits_site_session, (site_id, session_id, ts, seq, …), named in the SQL:
  * left to statistics taken while the table was small, MariaDB chose (site_id, ts) instead
@@ -495,8 +554,7 @@ export class SessionAggregator {
  */
 export function deriveSessionsStatement(
   d: SqlDialect,
-  siteId: number,
-  sessionIds: readonly string[],
+  sites: SiteSessions,
 ): { sql: string; parameters: readonly unknown[] } {
   const pick = (column: string, pageviewsOnly: boolean, direction: 'asc' | 'desc') =>
     sql`(SELECT ${sql.ref(`x.${column}`)} FROM ${sql.raw(d.tableWithIndex('hits', 'x', HITS_BY_SESSION))} WHERE x.site_id = a.site_id AND x.session_id = a.session_id${
@@ -515,11 +573,11 @@ export function deriveSessionsStatement(
       SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
         SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases
       FROM hits h
-      WHERE h.site_id = ${siteId} AND h.session_id IN (${sql.join([...sessionIds])})
+      WHERE ${siteSessionsWhere('h', sites)}
       GROUP BY h.site_id, h.session_id
     ) a
     JOIN hits f ON f.seq = ${pick('seq', false, 'asc')}
-    LEFT JOIN (${purchasingSessionsAmong(siteId, sessionIds)}) po ON po.session_id = a.session_id`.compile(
+    LEFT JOIN (${purchasingSessionsAmong(sites)}) po ON po.site_id = a.site_id AND po.session_id = a.session_id`.compile(
     d.builder,
   );
 }

@@ -16,14 +16,33 @@ export const sessionPurchased = (sessionAlias: string): RawBuilder<SqlBool> =>
   sql<SqlBool>`EXISTS (SELECT 1 FROM orders po WHERE po.site_id = ${col(sessionAlias, 'site_id')} AND po.session_id = ${col(sessionAlias, 'session_id')})`;
 
 /**
- * The same test over a batch of one site's sessions: the ids among `sessionIds` that hold an
- * order, as a derived table of `session_id`, read once for the batch through the orders' key
- * (site_id, session_id). `aggregate` derives sessions with it: looked up once per session
- * (sessionPurchased), MariaDB 10.11 at times read every order of the site for each session
- * (BENCHMARKS.md run AC: the backfill's stall after a bulk import).
+ * The same test over a batch of sessions of several sites (site id → session ids): those that
+ * hold an order, as a derived table of `site_id, session_id`, read once for the batch through
+ * the orders' key (site_id, session_id), one range per site. `aggregate` derives sessions with
+ * it: looked up once per session (sessionPurchased), MariaDB 10.11 at times read every order of
+ * the site for each session (BENCHMARKS.md run AC: the backfill's stall after a bulk import).
  */
-export const purchasingSessionsAmong = (siteId: number, sessionIds: readonly string[]): RawBuilder<unknown> =>
-  sql`SELECT DISTINCT po.session_id FROM orders po WHERE po.site_id = ${siteId} AND po.session_id IN (${sql.join([...sessionIds])})`;
+export const purchasingSessionsAmong = (sites: ReadonlyMap<number, readonly string[]>): RawBuilder<unknown> =>
+  sql`SELECT DISTINCT po.site_id, po.session_id FROM orders po WHERE ${siteSessionsWhere('po', sites)}`;
+
+/**
+ * `((t.site_id = ? AND t.session_id IN (…)) OR …)` over `sites` (site id → session ids): one
+ * index range per site on both engines, so that a batch of many sites is one statement.
+ */
+export const siteSessionsWhere = (
+  alias: string,
+  sites: ReadonlyMap<number, readonly string[]>,
+): RawBuilder<SqlBool> => {
+  const listed = [...sites].filter(([, ids]) => ids.length > 0);
+  if (listed.length === 0) return sql<SqlBool>`(1 = 0)`;
+  return sql<SqlBool>`(${sql.join(
+    listed.map(
+      ([siteId, ids]) =>
+        sql`(${col(alias, 'site_id')} = ${siteId} AND ${col(alias, 'session_id')} IN (${sql.join([...ids])}))`,
+    ),
+    sql` OR `,
+  )})`;
+};
 
 const MONEY = /^(\d+)(?:\.(\d{1,2}))?$/;
 
