@@ -142,10 +142,9 @@ describe('aggregate: several sites in one pass', () => {
   }, 120_000);
 
   /**
-   * The visitor sketches are kept by merges where a rebuilt hour covers its stored sketch (a day is
-   * the register-wise maximum of its hours), and rebuilt from the other hours where it does not:
-   * after two imports, each aggregated, every sketch (and every other row) is what one aggregate
-   * of all the hits builds from the sessions alone.
+   * Each aggregate rebuilds the hours its sessions touched and their days from the other hours:
+   * after two imports, each aggregated (sessions moved to other hours, new sessions in hours that
+   * had sketches), every sketch and every other row is what one aggregate of all the hits builds.
    */
   it('keeps the same rows aggregating each import as aggregating them all at once', async () => {
     const stepwise = await derive(undefined);

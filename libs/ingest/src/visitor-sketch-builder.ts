@@ -220,126 +220,21 @@ export class VisitorSketchBuilder {
         group.values.of('day', day, dimension, s[dimension], dayValues).set(position);
       }
     }
-    // The stored sketches of the queued hours and of their days. A day sketch is the register-wise
-    // maximum of its hours' sketches, so where every rebuilt hour covers its stored one (an
-    // hour that only gained visitors: new sessions, or sessions derived again unchanged), the
-    // new day is the stored day merged with the rebuilt hours, exactly; only other days need
-    // their other hours read. The same holds for each attribute value on its own.
-    const dimensions = SESSION_ATTRIBUTES.map(() => '?').join(', ');
-    const queuedOrDay = (g: DayGroup) =>
-      `(grain = 'hour' AND bucket IN (${g.hours.map(() => '?').join(', ')})) OR (grain = 'day' AND bucket = ?)`;
-    const queuedOrDayValues = (g: DayGroup) => [...g.hours.map((h) => new Date(h)), new Date(g.day)];
-    const storedSketches: Array<{
-      site_id: number | string;
-      grain: SketchGrain;
-      bucket: Date;
-      registers: Buffer;
-    }> = await em.query(
-      `SELECT site_id, grain, bucket, registers FROM visitor_sketches WHERE ${groups
-        .map((g) => `(site_id = ? AND (${queuedOrDay(g)}))`)
-        .join(' OR ')}`,
-      groups.flatMap((g) => [g.siteId, ...queuedOrDayValues(g)]),
+    const dayBounds = (g: DayGroup) => [g.siteId, new Date(g.day), new Date(g.day + DAY_MS)];
+    const others: Array<{ site_id: number | string; bucket: Date; registers: Buffer }> = await em.query(
+      `SELECT site_id, bucket, registers FROM visitor_sketches WHERE grain = 'hour' AND (${groups
+        .map(() => '(site_id = ? AND bucket >= ? AND bucket < ?)')
+        .join(' OR ')})`,
+      groups.flatMap(dayBounds),
     );
-    const storedValues: Array<{
-      site_id: number | string;
-      grain: SketchGrain;
-      bucket: Date;
-      dimension: SessionAttribute;
-      value: string;
-      registers: Buffer;
-    }> = await em.query(
-      `SELECT site_id, grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE ${groups
-        .map((g) => `(site_id = ? AND dimension IN (${dimensions}) AND (${queuedOrDay(g)}))`)
-        .join(' OR ')}`,
-      groups.flatMap((g) => [g.siteId, ...SESSION_ATTRIBUTES, ...queuedOrDayValues(g)]),
-    );
-    const before = new Map(
-      groups.map((g) => [g, { hours: new Map<number, Buffer>(), day: null as Buffer | null }]),
-    );
-    for (const row of storedSketches) {
+    for (const row of others) {
       const at = new Date(row.bucket).getTime();
-      const group = byKey.get(`${Number(row.site_id)}:${dayOf(at)}`);
-      if (!group) continue;
-      if (row.grain === 'day') before.get(group)!.day = row.registers;
-      else before.get(group)!.hours.set(at, row.registers);
+      const group = of(Number(row.site_id), at);
+      if (group && !group.hours.has(at)) group.whole.mergeStored(row.registers);
     }
-    const valuesBefore = new Map(groups.map((g) => [g, new StoredValues()]));
-    for (const row of storedValues) {
-      const at = new Date(row.bucket).getTime();
-      const group = byKey.get(`${Number(row.site_id)}:${dayOf(at)}`);
-      if (group) valuesBefore.get(group)!.add(row.grain, at, row.dimension, row.value, row.registers);
-    }
-
-    const needOtherHours: DayGroup[] = [];
-    for (const g of groups) {
-      const { hours, whole } = built.get(g)!;
-      const old = before.get(g)!;
-      const covered = [...old.hours].every(([hour, registers]) => hours.get(hour)!.covers(registers));
-      if (!covered) needOtherHours.push(g);
-      else if (old.day) whole.mergeStored(old.day);
-    }
-    if (needOtherHours.length > 0) {
-      const others: Array<{ site_id: number | string; bucket: Date; registers: Buffer }> = await em.query(
-        `SELECT site_id, bucket, registers FROM visitor_sketches WHERE grain = 'hour' AND (${needOtherHours
-          .map(() => '(site_id = ? AND bucket >= ? AND bucket < ?)')
-          .join(' OR ')})`,
-        needOtherHours.flatMap((g) => [g.siteId, new Date(g.day), new Date(g.day + DAY_MS)]),
-      );
-      for (const row of others) {
-        const at = new Date(row.bucket).getTime();
-        const group = of(Number(row.site_id), at);
-        if (group && !group.hours.has(at)) group.whole.mergeStored(row.registers);
-      }
-    }
-
-    // Each value of a queued hour (before or now): its day from the stored day where its rebuilt
-    // hours cover their stored ones, else from its other hours. Values of no queued hour keep
-    // their stored day sketch untouched.
-    const dayValues = new Map<DayGroup, ValueSketch[]>();
-    const needOtherValues = new Map<DayGroup, Map<SessionAttribute, Set<string>>>();
-    for (const g of groups) {
-      const { values } = built.get(g)!;
-      const old = valuesBefore.get(g)!;
-      const touched = new Map<SessionAttribute, Set<string>>();
-      const touch = (dimension: SessionAttribute, value: string) => {
-        const set = touched.get(dimension) ?? new Set<string>();
-        set.add(value);
-        touched.set(dimension, set);
-      };
-      for (const hour of g.hours) {
-        for (const [dimension, byValue] of values.bucket('hour', hour))
-          for (const value of byValue.keys()) touch(dimension, value);
-        for (const [dimension, value] of old.valuesOf('hour', hour)) touch(dimension, value);
-      }
-      const uncovered = new Map<SessionAttribute, Set<string>>();
-      const rows: ValueSketch[] = [];
-      for (const [dimension, list] of touched) {
-        for (const value of list) {
-          const sketch = values.of('day', g.day, dimension, value);
-          const covered = g.hours.every((hour) => {
-            const stored = old.get('hour', hour, dimension, value);
-            return (
-              !stored ||
-              (values.has('hour', hour, dimension, value) &&
-                values.of('hour', hour, dimension, value).covers(stored))
-            );
-          });
-          if (covered) {
-            const stored = old.get('day', g.day, dimension, value);
-            if (stored) sketch.mergeStored(stored);
-          } else {
-            const set = uncovered.get(dimension) ?? new Set<string>();
-            set.add(value);
-            uncovered.set(dimension, set);
-          }
-          rows.push({ grain: 'day', bucket: g.day, dimension, value, sketch });
-        }
-      }
-      dayValues.set(g, rows);
-      if (uncovered.size > 0) needOtherValues.set(g, uncovered);
-    }
-    if (needOtherValues.size > 0) {
-      const partDays = [...needOtherValues.keys()];
+    const partDays = groups.filter((g) => g.hours.length < 24);
+    if (partDays.length > 0) {
+      const dimensions = SESSION_ATTRIBUTES.map(() => '?').join(', ');
       const otherValues: Array<{
         site_id: number | string;
         bucket: Date;
@@ -358,15 +253,9 @@ export class VisitorSketchBuilder {
       for (const row of otherValues) {
         const at = new Date(row.bucket).getTime();
         const group = of(Number(row.site_id), at);
-        const g = byKey.get(`${Number(row.site_id)}:${dayOf(at)}`);
-        if (
-          !group ||
-          !g ||
-          group.hours.has(at) ||
-          !needOtherValues.get(g)?.get(row.dimension)?.has(row.value)
-        )
-          continue;
-        group.values.of('day', dayOf(at), row.dimension, row.value).mergeStored(row.registers);
+        if (group && !group.hours.has(at)) {
+          group.values.of('day', dayOf(at), row.dimension, row.value).mergeStored(row.registers);
+        }
       }
     }
     await this.store(
@@ -386,16 +275,7 @@ export class VisitorSketchBuilder {
     );
     await this.storeValues(
       em,
-      groups.map((g) => ({
-        group: g,
-        rows: [
-          ...built
-            .get(g)!
-            .values.rows()
-            .filter((r) => r.grain === 'hour'),
-          ...dayValues.get(g)!,
-        ],
-      })),
+      groups.map((g) => ({ group: g, values: built.get(g)!.values })),
     );
     // One statement per day: with every day's rows in one (OR-ed, row by row or by site), MariaDB
     // scanned the small queue table instead, and waited at each row that another writer had
@@ -408,51 +288,34 @@ export class VisitorSketchBuilder {
     }
   }
 
-  /**
-   * Replaces the value sketches of the rebuilt hours (every value) and the day sketches of the
-   * values in `rows` (a day sketch left empty is deleted); other values' day sketches stay.
-   */
+  /** Replaces the value sketches of the rebuilt hours and of their days. */
   private async storeValues(
     em: EntityManager,
-    days: ReadonlyArray<{ group: DayGroup; rows: readonly ValueSketch[] }>,
+    days: ReadonlyArray<{ group: DayGroup; values: ValueSketches }>,
   ): Promise<void> {
-    const d = this.sql.dialect;
     const dimensions = SESSION_ATTRIBUTES.map(() => '?').join(', ');
     await em.query(
       `DELETE FROM visitor_value_sketches WHERE ${days
         .map(
           ({ group }) =>
-            `(site_id = ? AND dimension IN (${dimensions}) AND grain = 'hour' AND bucket IN (${group.hours
+            `(site_id = ? AND dimension IN (${dimensions}) AND ((grain = 'hour' AND bucket IN (${group.hours
               .map(() => '?')
-              .join(', ')}))`,
+              .join(', ')})) OR (grain = 'day' AND bucket = ?)))`,
         )
         .join(' OR ')}`,
       days.flatMap(({ group }) => [
         group.siteId,
         ...SESSION_ATTRIBUTES,
         ...group.hours.map((h) => new Date(h)),
+        new Date(group.day),
       ]),
     );
-    const emptied = days.flatMap(({ group, rows }) =>
-      rows
-        .filter((r) => r.grain === 'day' && r.sketch.isEmpty())
-        .map((r) => ({ siteId: group.siteId, ...r })),
-    );
-    for (let i = 0; i < emptied.length; i += VALUE_WRITE_ROWS) {
-      const part = emptied.slice(i, i + VALUE_WRITE_ROWS);
-      await em.query(
-        `DELETE FROM visitor_value_sketches WHERE ${d.rowsIn(['site_id', 'dimension', 'grain', 'bucket', 'value'], part.length)}`,
-        part.flatMap((r) => [r.siteId, r.dimension, r.grain, new Date(r.bucket), r.value]),
-      );
-    }
-    const rows = days.flatMap(({ group, rows: list }) =>
-      list
-        .filter((r) => !r.sketch.isEmpty())
-        .map((r) => ({ siteId: group.siteId, ...r, registers: r.sketch.encode() })),
+    const rows = days.flatMap(({ group, values }) =>
+      values.rows().map((r) => ({ siteId: group.siteId, ...r, registers: r.sketch.encode() })),
     );
     for (const part of writeParts(rows, VALUE_WRITE_ROWS, WRITE_BYTES, (r) => r.registers.length)) {
       await em.query(
-        `${d.replaceInto('visitor_value_sketches', ['site_id', 'dimension', 'grain', 'bucket', 'value', 'registers'])} VALUES ${part
+        `INSERT INTO visitor_value_sketches (site_id, dimension, grain, bucket, value, registers) VALUES ${part
           .map(() => '(?, ?, ?, ?, ?, ?)')
           .join(', ')}`,
         part.flatMap((r) => [r.siteId, r.dimension, r.grain, new Date(r.bucket), r.value, r.registers]),
@@ -536,43 +399,11 @@ class ValueSketches {
     return entry.sketch;
   }
 
-  has(grain: SketchGrain, bucket: number, dimension: SessionAttribute, value: string): boolean {
-    return this.byBucket.get(grain)?.get(bucket)?.get(dimension)?.has(value) ?? false;
-  }
-
   rows(): ValueSketch[] {
     return [...this.byBucket.values()].flatMap((buckets) =>
       [...buckets.values()].flatMap((dimensions) =>
         [...dimensions.values()].flatMap((values) => [...values.values()]),
       ),
     );
-  }
-}
-
-/** Stored value sketches of one site's day, by grain, bucket, attribute and value. */
-class StoredValues {
-  private readonly byKey = new Map<string, Buffer>();
-  private readonly byBucket = new Map<string, Array<[SessionAttribute, string]>>();
-
-  add(
-    grain: SketchGrain,
-    bucket: number,
-    dimension: SessionAttribute,
-    value: string,
-    registers: Buffer,
-  ): void {
-    this.byKey.set(`${grain}\u0000${bucket}\u0000${dimension}\u0000${value}`, registers);
-    const list = this.byBucket.get(`${grain}\u0000${bucket}`) ?? [];
-    list.push([dimension, value]);
-    this.byBucket.set(`${grain}\u0000${bucket}`, list);
-  }
-
-  get(grain: SketchGrain, bucket: number, dimension: SessionAttribute, value: string): Buffer | undefined {
-    return this.byKey.get(`${grain}\u0000${bucket}\u0000${dimension}\u0000${value}`);
-  }
-
-  /** The (attribute, value) pairs stored for one bucket. */
-  valuesOf(grain: SketchGrain, bucket: number): ReadonlyArray<[SessionAttribute, string]> {
-    return this.byBucket.get(`${grain}\u0000${bucket}`) ?? [];
   }
 }

@@ -100,46 +100,6 @@ describe('SparseVisitorSketch', () => {
   });
 });
 
-describe('covers', () => {
-  const ids = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `v${from + i}`);
-  const dense = (list: string[]) => {
-    const sketch = new VisitorSketch();
-    for (const id of list) sketch.add(id);
-    return sketch;
-  };
-  const sparse = (list: string[]) => {
-    const sketch = new SparseVisitorSketch();
-    for (const id of list) sketch.set(VisitorSketch.position(id));
-    return sketch;
-  };
-
-  it.each([
-    ['sparse', 30],
-    ['dense', 20_000],
-  ])('covers a stored %s sketch of a subset of its ids, and not one with ids it lacks', (_, n) => {
-    const stored = dense(ids(0, n)).encode();
-    for (const make of [dense, sparse]) {
-      expect(make(ids(0, n)).covers(stored)).toBe(true);
-      expect(make(ids(0, n + 50)).covers(stored)).toBe(true);
-      // Ids that set registers the stored sketch has higher: the stored one is not covered.
-      expect(make(ids(10, n + 50)).covers(stored)).toBe(false);
-      expect(make([]).covers(stored)).toBe(false);
-    }
-  });
-
-  it('agrees with the registers: covered exactly when merging changes nothing', () => {
-    for (let seed = 0; seed < 40; seed++) {
-      const mine = ids(seed * 7, seed * 7 + 25);
-      const stored = dense(ids(seed * 11, seed * 11 + 5)).encode();
-      const merged = dense(mine);
-      merged.mergeStored(stored);
-      const unchanged = Buffer.compare(merged.encode(), dense(mine).encode()) === 0;
-      expect(dense(mine).covers(stored)).toBe(unchanged);
-      expect(sparse(mine).covers(stored)).toBe(unchanged);
-    }
-  });
-});
-
 describe('sketchCover', () => {
   it('reads whole UTC days from days, whole hours around them from hours', () => {
     // 30 days of America/New_York (UTC−5): 05:00 to 05:00.

@@ -107,24 +107,6 @@ export class VisitorSketch {
     return sketch;
   }
 
-  /**
-   * Whether every register of a stored sketch is at most this one's: merging that sketch in
-   * would change nothing. A day sketch is the register-wise maximum of its hours, so an hour
-   * rebuilt into a sketch that covers its stored one changes its day by a merge alone.
-   */
-  covers(stored: Buffer): boolean {
-    const a = this.registers;
-    if (stored[0] === SPARSE) {
-      for (let at = 1; at + 2 < stored.length; at += 3) {
-        if (stored[at + 2] > a[(stored[at] << 8) | stored[at + 1]]) return false;
-      }
-      return true;
-    }
-    const b = VisitorSketch.decode(stored).registers;
-    for (let i = 0; i < SKETCH_REGISTERS; i++) if (b[i] > a[i]) return false;
-    return true;
-  }
-
   /** Merges a stored sketch into this one without building it first. */
   mergeStored(stored: Buffer): void {
     if (stored[0] === SPARSE) {
@@ -164,20 +146,6 @@ export class SparseVisitorSketch {
     for (let at = 1; at + 2 < stored.length; at += 3) {
       this.set((((stored[at] << 8) | stored[at + 1]) << 8) | stored[at + 2]);
     }
-  }
-
-  /** As VisitorSketch.covers. */
-  covers(stored: Buffer): boolean {
-    if (this.dense || stored[0] !== SPARSE) return this.densify().covers(stored);
-    const registers = new Map<number, number>();
-    for (const position of this.positions) {
-      const index = position >>> 8;
-      if ((position & 0xff) > (registers.get(index) ?? 0)) registers.set(index, position & 0xff);
-    }
-    for (let at = 1; at + 2 < stored.length; at += 3) {
-      if (stored[at + 2] > (registers.get((stored[at] << 8) | stored[at + 1]) ?? 0)) return false;
-    }
-    return true;
   }
 
   encode(): Buffer {
