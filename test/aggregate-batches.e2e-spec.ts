@@ -1,8 +1,9 @@
 import { Sql } from '@app/db';
-import { SessionAggregator, siteBatches } from '@app/ingest/session-aggregator';
+import { MAX_IN_LIST } from '@app/ingest/rollup-writer';
+import { lockQueuedStatement, SessionAggregator, siteBatches } from '@app/ingest/session-aggregator';
 import { event, pageview, purchase } from './support/hits';
 import { random } from './support/random';
-import { TestEnv } from './support/test-env';
+import { TEST_ENGINE, TestEnv } from './support/test-env';
 
 const ZONES = [
   'America/New_York',
@@ -153,6 +154,50 @@ describe('aggregate: several sites in one pass', () => {
       expect({ table, rows: stepwise.rows[table] }).toEqual({ table, rows: once.rows[table] });
     }
     expect(once.rows.visitor_sketches.length).toBeGreaterThan(20);
+  }, 120_000);
+
+  /**
+   * The most sites a statement lists: MAX_IN_LIST sites of one session each, one batch. SQLite
+   * refuses an expression nested 1,000 deep (each site is one more OR), and MariaDB must still
+   * read each listed session by key.
+   */
+  it('derives a batch of MAX_IN_LIST sites of one session each, locking the queue by key', async () => {
+    const env = await TestEnv.create();
+    envs.push(env);
+    const siteIds: number[] = [];
+    for (let i = 0; i < MAX_IN_LIST; i++) siteIds.push(await env.site({ timezone: ZONES[i % ZONES.length] }));
+    const summary = await env.importHits(
+      siteIds.map((id, i) =>
+        pageview(id, `one-${i}`, new Date(START + i * 60_000).toISOString(), '/', { visitor_id: `v${i}` }),
+      ),
+    );
+    expect(summary.rejections).toEqual([]);
+    const batch = new Map(siteIds.map((id, i) => [id, [`one-${i}`]]));
+    const lock = lockQueuedStatement(env.dialect, batch);
+    if (TEST_ENGINE === 'sqlite') {
+      const plan = (
+        await env.ds.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${lock.sql}`, lock.parameters)
+      ).map((r) => r.detail);
+      expect(plan.filter((line) => /^SCAN dirty_sessions/.test(line))).toEqual([]);
+    } else {
+      // Every listed session read by key, though they are the whole queue: OR-ed into one
+      // condition, MariaDB reads the queue through (type 'index'), locking every row it holds.
+      const plan = await env.ds.query<
+        Array<{ table: string | null; type: string | null; key: string | null }>
+      >(`EXPLAIN ${lock.sql}`, lock.parameters);
+      const reads = plan.filter((r) => r.table === 'dirty_sessions');
+      expect(reads).toHaveLength(MAX_IN_LIST);
+      for (const read of reads)
+        expect(read).toMatchObject({ type: expect.stringMatching(/^(const|range|ref)$/), key: 'PRIMARY' });
+    }
+    const run = await new SessionAggregator(env.ds, { dialect: env.dialect } as Sql).run();
+    expect(run).toMatchObject({ sessions: MAX_IN_LIST, chunks: 1, remaining: 0 });
+    const rows = await env.ds.query<Array<{ site_id: number | string; session_id: string }>>(
+      'SELECT site_id, session_id FROM sessions',
+    );
+    expect(rows.map((r) => `${Number(r.site_id)} ${r.session_id}`).sort()).toEqual(
+      siteIds.map((id, i) => `${id} one-${i}`).sort(),
+    );
   }, 120_000);
 
   it('batches several sites together, each site at most once per batch and its lists under MAX_IN_LIST', () => {

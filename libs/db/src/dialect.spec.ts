@@ -28,3 +28,11 @@ describe('a derived table the engine materialises', () => {
     expect(compiled.sql).toBe('SELECT * FROM (SELECT h.seq FROM hits h LIMIT 18446744073709551615) d');
   });
 });
+
+describe('locking reads of several conditions', () => {
+  it('reads and locks each condition in a SELECT of its own, in the order given', () => {
+    expect(mariadbDialect.lockingReadEach('SELECT k FROM q', ['k = ?', 'k IN (?, ?)'])).toBe(
+      '(SELECT k FROM q WHERE k = ? FOR UPDATE) UNION ALL (SELECT k FROM q WHERE k IN (?, ?) FOR UPDATE)',
+    );
+  });
+});

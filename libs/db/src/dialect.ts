@@ -95,6 +95,14 @@ export interface SqlDialect {
   /** A SELECT that locks the rows it reads until the transaction ends. */
   lockingRead(select: string): string;
   /**
+   * `select` (up to its WHERE) under each of `conditions`, the rows of all of them locked until
+   * the transaction ends, in one statement whose parameters are the conditions' in order. Each
+   * condition is planned on its own (MariaDB: a UNION ALL of locking reads): OR-ed into one
+   * condition, MariaDB scans the whole table when the listed keys are a large share of it (a
+   * queue nearly drained), and a locking scan waits for every row another transaction holds.
+   */
+  lockingReadEach(select: string, conditions: readonly string[]): string;
+  /**
    * `DELETE … FROM table` (then `WHERE`) that finds its rows through the primary key whatever the
    * statistics say. For the queues (dirty_sessions, dirty_sketch_hours): taken while a queue was
    * near empty, MariaDB's statistics make a scan look cheaper than a list of keys, and a DELETE
@@ -281,6 +289,10 @@ class MysqlFamilyDialect implements SqlDialect {
 
   lockingRead(select: string): string {
     return `${select} FOR UPDATE`;
+  }
+
+  lockingReadEach(select: string, conditions: readonly string[]): string {
+    return conditions.map((c) => `(${select} WHERE ${c} FOR UPDATE)`).join(' UNION ALL ');
   }
 
   deleteByPrimaryKey(table: string): string {

@@ -265,14 +265,9 @@ export class SessionAggregator {
     const d = this.sql.dialect;
     // Locked until commit: an import adding a hit to one of these sessions waits, then queues it
     // again. A session another aggregator derived since the list was read is no longer queued.
-    const where = siteSessionsIn(listed);
+    const lock = lockQueuedStatement(d, listed);
     const locked = rowsBySite(
-      await em.query<Array<{ site_id: number | string; session_id: string }>>(
-        d.lockingRead(
-          `SELECT site_id, session_id FROM dirty_sessions WHERE ${where.sql} ORDER BY site_id, session_id`,
-        ),
-        where.parameters,
-      ),
+      await em.query<Array<{ site_id: number | string; session_id: string }>>(lock.sql, lock.parameters),
     );
     const sites: SiteSessions = new Map(
       [...locked].map(([siteId, rows]) => [siteId, rows.map((r) => r.session_id)]),
@@ -320,7 +315,14 @@ export class SessionAggregator {
         firstBefore.get(siteId) ?? [],
         firstAfter.get(siteId) ?? [],
       );
-    await em.query(`${d.deleteByPrimaryKey('dirty_sessions')} WHERE ${where.sql}`, where.parameters);
+    // A site at a time, for the reason of lockQueuedStatement: a DELETE that scans the queue
+    // waits for every row another writer holds.
+    for (const [siteId, sessionIds] of sites) {
+      await em.query(
+        `${d.deleteByPrimaryKey('dirty_sessions')} WHERE site_id = ? AND session_id IN (${inList(sessionIds.length)})`,
+        [siteId, ...sessionIds],
+      );
+    }
     return parts.map((p) => ({
       siteId: p.siteId,
       sessions: p.sessionIds.length,
@@ -540,6 +542,29 @@ export class SessionAggregator {
       count: SESSIONS_COUNT,
     });
   }
+}
+
+/**
+ * Locks the queued sessions among `sites` (site → session ids) and reads them, in one statement
+ * whose sites are each read by key (`dialect.lockingReadEach`): an import adding a hit to one of
+ * them waits, then queues it again, and a session another aggregator derived since the list was
+ * read is no longer queued. OR-ed into one condition, MariaDB scanned the whole queue whenever
+ * the listed sessions were a large share of it (a queue nearly drained: the end of every run,
+ * and every run of a few minutes' traffic), and each writer then waited for the rows the others
+ * held.
+ */
+export function lockQueuedStatement(
+  d: SqlDialect,
+  sites: SiteSessions,
+): { sql: string; parameters: unknown[] } {
+  const listed = [...sites].filter(([, ids]) => ids.length > 0);
+  return {
+    sql: d.lockingReadEach(
+      'SELECT site_id, session_id FROM dirty_sessions',
+      listed.map(([, ids]) => `site_id = ? AND session_id IN (${inList(ids.length)})`),
+    ),
+    parameters: listed.flatMap(([siteId, ids]) => [siteId, ...ids]),
+  };
 }
 
 /**

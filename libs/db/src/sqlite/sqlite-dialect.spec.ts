@@ -147,6 +147,15 @@ describe('sqliteDialect', () => {
       expect(rows()).toEqual([{ k: 'a', j: 'x', n: 1, note: null }]);
     });
 
+    it('reads the rows of each condition of lockingReadEach, parameters in order', () => {
+      db.prepare(sut.insertIgnore('t', ['k', 'j', 'n'], 3)).run('a', 'x', 1, 'a', 'y', 2, 'b', 'x', 3);
+      const read = sut.lockingReadEach('SELECT k, j FROM t', ['k = ? AND j IN (?)', 'k = ? AND j IN (?, ?)']);
+      expect(db.prepare(`${read} ORDER BY k, j`).all('a', 'y', 'b', 'x', 'z')).toEqual([
+        { k: 'a', j: 'y' },
+        { k: 'b', j: 'x' },
+      ]);
+    });
+
     it('deletes rows listed as row values', () => {
       db.prepare(sut.insertIgnore('t', ['k', 'j', 'n'], 3)).run('a', 'x', 1, 'a', 'y', 2, 'b', 'x', 3);
       db.prepare(`DELETE FROM t WHERE ${sut.rowsIn(['k', 'j'], 2)}`).run('a', 'y', 'b', 'x');

@@ -89,6 +89,11 @@ class SqliteDialect implements SqlDialect {
     return select;
   }
 
+  lockingReadEach(select: string, conditions: readonly string[]): string {
+    // No row locks to take (above); one condition, as a compound SELECT holds at most 500 parts.
+    return `${select} WHERE ${conditions.map((c) => `(${c})`).join(' OR ')}`;
+  }
+
   tableWithIndex(table: string, alias: string, index: string): string {
     // The lookups that name an index are equality-prefixed on it (site, session or step): without
     // the hint SQLite, too, picked (site_id, type, ts) for a session's first pageview and read
