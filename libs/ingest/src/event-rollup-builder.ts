@@ -36,7 +36,7 @@ export class EventRollupBuilder {
     const sites = sessionsOf(parts);
     if (sites.size === 0) return;
     const d = this.sql.dialect;
-    const where = siteSessionsIn(sites);
+    const where = siteSessionsIn(d, sites);
     const storedRows = rowsBySite(
       await em.query<
         Array<{

@@ -162,7 +162,7 @@ export class GoalRollupBuilder {
         [...sites.keys()],
       ),
     );
-    const where = siteSessionsIn(sites);
+    const where = siteSessionsIn(d, sites);
     const oldRows = rowsBySite(
       await em.query<Array<{ site_id: number | string; session_id: string; goal_id: number | string }>>(
         `SELECT site_id, session_id, goal_id FROM session_goals WHERE ${where.sql}`,

@@ -1,4 +1,5 @@
 import type { SqlDialect } from '@app/db';
+import { siteKeysWhere } from '@app/stats/sql/site-keys';
 import type { EntityManager } from 'typeorm';
 
 /** `?,?,…`: the placeholders of an IN list of `n` values. */
@@ -157,25 +158,17 @@ export function deleteEmptiedRows(
 export type SiteSessions = ReadonlyMap<number, readonly string[]>;
 
 /**
- * `((t.site_id = ? AND t.session_id IN (?, …)) OR …)` over `sites`, and its parameters: every
- * site's sessions in one statement, one index range per site on both engines (each list stays
- * under MAX_IN_LIST). An hour of traffic over a thousand small sites is then ~30 statements a
+ * siteKeysWhere (`(site_id = ? AND session_id IN (…)) OR …`, one index range per site) as SQL
+ * text and parameters: an hour of traffic over a thousand small sites is then ~30 statements a
  * transaction, not ~30 a site. `column`: another key than the session's (the visitor's).
  */
 export function siteSessionsIn(
+  d: SqlDialect,
   sites: SiteSessions,
-  alias = '',
   column = 'session_id',
 ): { sql: string; parameters: unknown[] } {
-  const t = alias ? `${alias}.` : '';
-  const conditions: string[] = [];
-  const parameters: unknown[] = [];
-  for (const [siteId, sessionIds] of sites) {
-    if (sessionIds.length === 0) continue;
-    conditions.push(`(${t}site_id = ? AND ${t}${column} IN (${inList(sessionIds.length)}))`);
-    parameters.push(siteId, ...sessionIds);
-  }
-  return { sql: conditions.length === 0 ? '(1 = 0)' : `(${conditions.join(' OR ')})`, parameters };
+  const compiled = siteKeysWhere(sites, undefined, column).compile(d.builder);
+  return { sql: compiled.sql, parameters: [...compiled.parameters] };
 }
 
 /**
@@ -222,7 +215,7 @@ export async function replaceSessionRows(
   rows: readonly (readonly unknown[])[],
 ): Promise<void> {
   if (hadRows.size > 0) {
-    const where = siteSessionsIn(hadRows);
+    const where = siteSessionsIn(d, hadRows);
     await em.query(`DELETE FROM ${table} WHERE ${where.sql}`, where.parameters);
   }
   for (let i = 0; i < rows.length; i += ROLLUP_WRITE_ROWS) {

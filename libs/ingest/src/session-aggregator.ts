@@ -23,7 +23,8 @@ import {
   sessionRollupDeltas,
 } from '@app/stats/rollups/session-rollup';
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
-import { purchasingSessionsAmong, siteSessionsWhere } from '@app/stats/commerce';
+import { purchasingSessionsAmong } from '@app/stats/commerce';
+import { siteKeysWhere } from '@app/stats/sql/site-keys';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
@@ -298,7 +299,7 @@ export class SessionAggregator {
       parts.map((p) => [p.siteId, [...new Set([...p.before, ...p.after].map((r) => r.visitor_id))]]),
     );
     const firstBefore = await this.firstSessions(em, touched);
-    const visitorsWhere = siteSessionsIn(touched, '', 'visitor_id');
+    const visitorsWhere = siteSessionsIn(d, touched, 'visitor_id');
     await em.query(`DELETE FROM visitors WHERE ${visitorsWhere.sql}`, visitorsWhere.parameters);
     await em.query(
       `INSERT INTO visitors (site_id, visitor_id, first_session_at)
@@ -418,7 +419,7 @@ export class SessionAggregator {
 
   /** The first-session starts the visitors of `visitors` (site → visitor ids) have in the visitors table, by site. */
   private async firstSessions(em: EntityManager, visitors: SiteSessions): Promise<Map<number, Date[]>> {
-    const where = siteSessionsIn(visitors, '', 'visitor_id');
+    const where = siteSessionsIn(this.sql.dialect, visitors, 'visitor_id');
     const rows: Array<{ site_id: number | string; first_session_at: Date }> = await em.query(
       `SELECT site_id, first_session_at FROM visitors WHERE ${where.sql}`,
       where.parameters,
@@ -458,7 +459,7 @@ export class SessionAggregator {
 
   /** The derived rows of these sessions (of several sites) as the rollups and the visitors table need them. */
   private derivedSessions(em: EntityManager, sites: SiteSessions): Promise<DerivedSession[]> {
-    const where = siteSessionsIn(sites);
+    const where = siteSessionsIn(this.sql.dialect, sites);
     return em.query(
       `SELECT site_id, session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, purchased,
          ${this.sql.dialect.decimalText(sql.ref('duration_seconds'), 3).compile(this.sql.dialect.builder).sql} AS duration_seconds
@@ -598,7 +599,7 @@ export function deriveSessionsStatement(
       SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
         SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases
       FROM hits h
-      WHERE ${siteSessionsWhere('h', sites)}
+      WHERE ${siteKeysWhere(sites, 'h')}
       GROUP BY h.site_id, h.session_id
     ) a
     JOIN hits f ON f.seq = ${pick('seq', false, 'asc')}

@@ -70,7 +70,7 @@ export class SessionBucketRollupBuilder {
       money ? d.decimalText(sql.ref(column), 2).compile(d.builder).sql : column;
     const exact = (value: unknown, money?: boolean) =>
       money ? toCents(value as string) : BigInt(Number(value));
-    const where = siteSessionsIn(sites);
+    const where = siteSessionsIn(d, sites);
     const storedRows = rowsBySite(
       await em.query<Array<Record<string, unknown> & { site_id: number | string }>>(
         `SELECT site_id, session_id, bucket, ${sums.map((s) => `${read(s.column, s.money)} AS ${s.column}`).join(', ')}
@@ -144,8 +144,8 @@ export const PAGEVIEW_ROLLUP: SessionBucketRollupTable = {
   dayRollup: 'pageview_day_rollups',
   store: 'session_pageview_buckets',
   sums: [{ column: 'pageviews' }],
-  source: (_d, sites) => {
-    const where = siteSessionsIn(sites);
+  source: (d, sites) => {
+    const where = siteSessionsIn(d, sites);
     return {
       sql: `SELECT site_id, session_id, ts, 1 AS pageviews FROM hits WHERE ${where.sql} AND type = 'pageview'`,
       parameters: where.parameters,
@@ -160,7 +160,7 @@ export const ORDER_ATTRIBUTE_ROLLUP: SessionBucketRollupTable = {
   store: 'session_order_buckets',
   sums: [{ column: 'orders' }, { column: 'revenue', money: true }],
   source: (d, sites) => {
-    const where = siteSessionsIn(sites);
+    const where = siteSessionsIn(d, sites);
     return {
       sql: `SELECT site_id, session_id, ts, 1 AS orders, ${d.decimalText(sql.ref('revenue'), 2).compile(d.builder).sql} AS revenue
             FROM orders WHERE ${where.sql}`,

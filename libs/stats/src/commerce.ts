@@ -6,6 +6,7 @@
  */
 import { RawBuilder, sql, SqlBool } from 'kysely';
 import { col } from './sql/col';
+import { siteKeysWhere } from './sql/site-keys';
 
 /**
  * SQL condition: session `sessionAlias` (a sessions row) contains at least one order, i.e. an
@@ -23,26 +24,7 @@ export const sessionPurchased = (sessionAlias: string): RawBuilder<SqlBool> =>
  * the site for each session (BENCHMARKS.md run AC: the backfill's stall after a bulk import).
  */
 export const purchasingSessionsAmong = (sites: ReadonlyMap<number, readonly string[]>): RawBuilder<unknown> =>
-  sql`SELECT DISTINCT po.site_id, po.session_id FROM orders po WHERE ${siteSessionsWhere('po', sites)}`;
-
-/**
- * `((t.site_id = ? AND t.session_id IN (…)) OR …)` over `sites` (site id → session ids): one
- * index range per site on both engines, so that a batch of many sites is one statement.
- */
-export const siteSessionsWhere = (
-  alias: string,
-  sites: ReadonlyMap<number, readonly string[]>,
-): RawBuilder<SqlBool> => {
-  const listed = [...sites].filter(([, ids]) => ids.length > 0);
-  if (listed.length === 0) return sql<SqlBool>`(1 = 0)`;
-  return sql<SqlBool>`(${sql.join(
-    listed.map(
-      ([siteId, ids]) =>
-        sql`(${col(alias, 'site_id')} = ${siteId} AND ${col(alias, 'session_id')} IN (${sql.join([...ids])}))`,
-    ),
-    sql` OR `,
-  )})`;
-};
+  sql`SELECT DISTINCT po.site_id, po.session_id FROM orders po WHERE ${siteKeysWhere(sites, 'po')}`;
 
 const MONEY = /^(\d+)(?:\.(\d{1,2}))?$/;
 
