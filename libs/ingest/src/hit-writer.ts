@@ -1,7 +1,7 @@
 import { SqlDialect } from '@app/db';
 import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/stats/rollups/order-rollup';
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
-import { SqlBool, sql } from 'kysely';
+import { Expression, SqlBool, sql } from 'kysely';
 import { EntityManager } from 'typeorm';
 import { Hit } from './hit';
 import { MAX_IN_LIST } from './rollup-writer';
@@ -113,6 +113,32 @@ async function existing(
   return found;
 }
 
+/**
+ * How the database numbers the rows of one multi-row INSERT into `hits`. On the MySQL family
+ * with `innodb_autoinc_lock_mode` 0 or 1, a statement whose row count is known in advance gets
+ * a block of ids of its own, `step` (`auto_increment_increment`) apart, the first of them
+ * returned as its insert id: no other statement's row falls between. The rows a batch stored
+ * are then read back as ranges of the primary key instead of one unique-key lookup each.
+ * `undefined` where that does not hold (SQLite; the interleaved mode 2): looked up by id.
+ */
+export interface SeqBlocks {
+  step: number;
+}
+
+/** The numbering of this connection's INSERTs, asked once per import. */
+export async function seqBlocksOf(em: EntityManager, dialect: SqlDialect): Promise<SeqBlocks | undefined> {
+  if (dialect.name === 'sqlite') return undefined;
+  const [row]: Array<{ mode: number | string; step: number | string }> = await em.query(
+    'SELECT @@innodb_autoinc_lock_mode AS mode, @@auto_increment_increment AS step',
+  );
+  const mode = Number(row.mode);
+  return mode === 0 || mode === 1 ? { step: Number(row.step) } : undefined;
+}
+
+/** The first and last `seq` of the rows one INSERT stored. */
+type SeqRange = [first: number, last: number];
+
+/** INSERTs `rows` in statements of CHUNK rows; with `blocks`, returns the ranges of seq they got. */
 async function insertRows(
   em: EntityManager,
   dialect: SqlDialect,
@@ -120,14 +146,24 @@ async function insertRows(
   columns: readonly string[],
   rows: unknown[][],
   ignore: boolean,
-) {
+  blocks?: SeqBlocks,
+): Promise<SeqRange[]> {
+  const ranges: SeqRange[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK);
     const sql = ignore
       ? dialect.insertIgnore(table, columns, part.length)
       : `INSERT INTO ${table} (${columns.join(',')}) VALUES ${part.map(() => `(${columns.map(() => '?').join(',')})`).join(',')}`;
-    await em.query(sql, part.flat());
+    const result: { insertId?: number | string; affectedRows?: number } = await em.query(sql, part.flat());
+    if (blocks && !ignore) {
+      if (result.affectedRows !== part.length || result.insertId === undefined) {
+        throw new Error(`INSERT INTO ${table} stored ${result.affectedRows} of ${part.length} rows`);
+      }
+      const first = Number(result.insertId);
+      ranges.push([first, first + (part.length - 1) * blocks.step]);
+    }
   }
+  return ranges;
 }
 
 const HIT_ROLLUP_SUMS = [
@@ -142,25 +178,36 @@ const HIT_ROLLUP_SUMS = [
  * just stored, so the rollup holds exactly the stored (rounded) values; every site of the batch
  * in one statement.
  */
-async function addToHitRollups(em: EntityManager, dialect: SqlDialect, pageviews: Hit[]) {
+async function addToHitRollups(em: EntityManager, dialect: SqlDialect, pageviews: Hit[], stored: SeqRange[]) {
   // The metrics are the report's own (pageviewMetrics, scrollDepthCounts), over the rows just stored.
   const m = pageviewMetrics('h');
   const bucket = sql.raw<Date>(dialect.floorToQuarterHour('h.ts'));
   // Aliases other than the rollup's column names: ON DUPLICATE KEY UPDATE must not see them.
   const sums = [m.pageviews, m.timedPageviews, m.timeOnPageSum, ...scrollDepthCounts('h')];
-  const ids = new Map([...groupBySite(pageviews)].map(([siteId, hits]) => [siteId, hits.map((h) => h.id)]));
-  for (const part of partsOf(ids, ROLLUP_IDS_PER_STATEMENT)) {
+  const add = async (rows: Expression<SqlBool>) => {
     const select = dialect.builder
       .selectFrom('hits as h')
       .select(['h.site_id', bucket.as('b'), ...sums.map((sum, n) => sum.as(`v${n}`))])
-      .where(siteValuesIn('h', 'hit_id', part))
+      .where(rows)
       .groupBy(['h.site_id', bucket])
       .compile();
     await em.query(
       dialect.upsertAddSelect('hit_rollups', ['site_id', 'bucket'], HIT_ROLLUP_SUMS, select.sql),
       [...select.parameters],
     );
+  };
+  if (pageviews.length === 0) return;
+  if (stored.length > 0) {
+    // The batch's own rows, by primary key: every hit it stored, so the pageviews among them.
+    return add(
+      sql<SqlBool>`(${sql.join(
+        stored.map(([first, last]) => sql`${sql.ref('h.seq')} BETWEEN ${first} AND ${last}`),
+        sql` OR `,
+      )}) AND ${sql.ref('h.type')} = 'pageview'`,
+    );
   }
+  const ids = new Map([...groupBySite(pageviews)].map(([siteId, hits]) => [siteId, hits.map((h) => h.id)]));
+  for (const part of partsOf(ids, ROLLUP_IDS_PER_STATEMENT)) await add(siteValuesIn('h', 'hit_id', part));
 }
 
 const ROLLUP_IDS_PER_STATEMENT = MAX_IN_LIST;
@@ -171,7 +218,8 @@ async function addToOrderRollups(em: EntityManager, dialect: SqlDialect, orderRo
   for (const [siteId, orderId] of orderRows as Array<[number, string]>) {
     bySite.set(siteId, [...(bySite.get(siteId) ?? []), orderId]);
   }
-  for (const [siteId, ids] of bySite) {
+  // Sites in order, so that two batches written at once lock their rollup rows in one order.
+  for (const [siteId, ids] of [...bySite].sort(([a], [b]) => a - b)) {
     for (let i = 0; i < ids.length; i += ROLLUP_IDS_PER_STATEMENT) {
       const orderIds = ids.slice(i, i + ROLLUP_IDS_PER_STATEMENT);
       for (const table of Object.keys(ORDER_ROLLUP_COLUMNS) as OrderRollupTable[]) {
@@ -193,6 +241,7 @@ export async function writeHitBatch(
   dialect: SqlDialect,
   batch: Hit[],
   now: Date,
+  blocks?: SeqBlocks,
 ): Promise<BatchResult> {
   const fresh: Hit[] = [];
   const hitIds = new Map(
@@ -206,7 +255,7 @@ export async function writeHitBatch(
     fresh.push(h);
   }
 
-  await insertRows(
+  const stored = await insertRows(
     em,
     dialect,
     'hits',
@@ -232,6 +281,7 @@ export async function writeHitBatch(
       h.currency,
     ]),
     false,
+    blocks,
   );
 
   const orderRows: unknown[][] = [];
@@ -268,6 +318,7 @@ export async function writeHitBatch(
     em,
     dialect,
     fresh.filter((h) => h.type === 'pageview'),
+    stored,
   );
 
   await insertRows(em, dialect, 'orders', ORDER_COLUMNS, orderRows, false);

@@ -5,7 +5,7 @@ import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { Hit, SiteFacts } from './hit';
 import { HitRejection, parseHitLine } from './hit-parser';
-import { writeHitBatch } from './hit-writer';
+import { seqBlocksOf, writeHitBatch } from './hit-writer';
 import { readLines } from './line-reader';
 import { withDeadlockRetry } from './retry';
 
@@ -81,6 +81,7 @@ export class HitImporter {
     const started = process.hrtime.bigint();
     this.stopRequested = false;
     const sites = await this.siteDirectory();
+    const blocks = await seqBlocksOf(this.ds.manager, this.sql.dialect);
     const summary: ImportSummary = {
       lines: 0,
       imported: 0,
@@ -101,6 +102,7 @@ export class HitImporter {
               this.sql.dialect,
               pending.map((p) => p.hit),
               new Date(),
+              blocks,
             ),
           ),
         );
