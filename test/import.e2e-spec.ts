@@ -120,6 +120,59 @@ describe('import and aggregate (the real CLI)', () => {
     expect(order.revenue).toBe('20.00');
   });
 
+  it('writes batches two at a time, and the first line of a hit id or an order id still wins', async () => {
+    const wide = await env.site({ timezone: 'UTC', currency: 'USD' });
+    // 2,500 lines: three batches. Batches 1 and 2 share a hit id and an order id (so the second
+    // waits for the first); batch 3 shares nothing and is written beside batch 2.
+    const lines: Array<Record<string, unknown>> = Array.from({ length: 2500 }, (_, i) =>
+      pageview(wide, `kw-s${i % 50}`, `2026-03-06T10:${String(i % 60).padStart(2, '0')}:00Z`, `/p${i % 7}`, {
+        id: `kw-${i}`,
+        time_on_page_seconds: (i % 9) + 0.25,
+        scroll_depth: i % 101,
+      }),
+    );
+    lines[10] = pageview(wide, 'kw-s10', '2026-03-06T10:10:00Z', '/first', { id: 'kw-dup' });
+    lines[1010] = pageview(wide, 'kw-s10', '2026-03-06T10:11:00Z', '/second', { id: 'kw-dup' });
+    lines[20] = purchase(wide, 'kw-s20', '2026-03-06T10:20:00Z', 'kw-order', '11.00', { id: 'kw-buy-1' });
+    lines[1020] = purchase(wide, 'kw-s20', '2026-03-06T10:21:00Z', 'kw-order', '99.00', { id: 'kw-buy-2' });
+    const res = await env.cli(['import', file('keyed.ndjson', ndjson(lines)), '--json']);
+    expect(res.code).toBe(0);
+    expect(res.json).toMatchObject({ lines: 2500, imported: 2499, duplicates: 1, rejected: 0, orders: 1 });
+    const [dup] = await env.ds.query('SELECT path FROM hits WHERE site_id = ? AND hit_id = ?', [
+      wide,
+      'kw-dup',
+    ]);
+    expect(dup.path).toBe('/first');
+    const [order] = await env.ds.query(
+      `SELECT hit_id, ${env.decimalSql('revenue', 2)} AS revenue FROM orders WHERE site_id = ? AND order_id = ?`,
+      [wide, 'kw-order'],
+    );
+    expect(order).toEqual({ hit_id: 'kw-buy-1', revenue: '11.00' });
+    // The pageview rollup kept at import holds every stored pageview once, read back by batch.
+    const totals = (inner: string) =>
+      env.ds.query(`SELECT pv, timed, ${env.decimalSql('seconds', 3)} AS seconds, deep FROM (${inner}) t`, [
+        wide,
+      ]);
+    const [rollup] = await totals(
+      `SELECT SUM(pageviews) AS pv, SUM(timed_pageviews) AS timed, SUM(time_on_page_seconds) AS seconds,
+         SUM(scroll_75_100) AS deep FROM hit_rollups WHERE site_id = ?`,
+    );
+    const [raw] = await totals(
+      `SELECT COUNT(*) AS pv, COUNT(time_on_page_seconds) AS timed, SUM(time_on_page_seconds) AS seconds,
+         SUM(CASE WHEN scroll_depth >= 75 THEN 1 ELSE 0 END) AS deep FROM hits WHERE site_id = ? AND type = 'pageview'`,
+    );
+    const numbers = (r: Record<string, unknown>) => Object.values(r).map(String);
+    expect(numbers(rollup)).toEqual(numbers(raw));
+    // And the figures themselves, from the lines: every pageview line but the duplicate.
+    const stored = lines.filter((l, i) => l.type === 'pageview' && i !== 1010) as Array<{
+      time_on_page_seconds?: number;
+      scroll_depth?: number;
+    }>;
+    expect(Number(raw.pv)).toBe(stored.length);
+    expect(raw.seconds).toBe(stored.reduce((s, l) => s + (l.time_on_page_seconds ?? 0), 0).toFixed(3));
+    expect(Number(raw.deep)).toBe(stored.filter((l) => (l.scroll_depth ?? 0) >= 75).length);
+  });
+
   it('looks a batch of several sites up at once: an id known on one site is new on another', async () => {
     const other = await env.site({ timezone: 'UTC', currency: 'USD' });
     const third = await env.site({ timezone: 'UTC', currency: 'USD' });

@@ -5,11 +5,14 @@ import type { Readable } from 'node:stream';
 import { DataSource } from 'typeorm';
 import { Hit, SiteFacts } from './hit';
 import { HitRejection, parseHitLine } from './hit-parser';
+import { KeyedWrites } from './keyed-writes';
 import { seqBlocksOf, writeHitBatch } from './hit-writer';
 import { readLines } from './line-reader';
 import { withDeadlockRetry } from './retry';
 
 export const IMPORT_BATCH_SIZE = 1000;
+/** Batches written at once on the MySQL family (one on SQLite, a single writer). */
+export const IMPORT_WRITERS = 2;
 const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface ImportSource {
@@ -47,6 +50,16 @@ interface PendingHit {
   hit: Hit;
   source: string;
   line: number;
+}
+
+/** The hit ids and order ids of a batch's lines, by site: the keys two batches written at once must not share. */
+function batchKeys(pending: readonly PendingHit[]): Set<string> {
+  const keys = new Set<string>();
+  for (const { hit } of pending) {
+    keys.add(`${hit.siteId}\u0000h${hit.id}`);
+    if (hit.orderId !== null) keys.add(`${hit.siteId}\u0000o${hit.orderId}`);
+  }
+  return keys;
 }
 
 /**
@@ -96,7 +109,7 @@ export class HitImporter {
     const write = async (pending: PendingHit[]): Promise<void> => {
       try {
         const result = await withDeadlockRetry(() =>
-          this.ds.transaction((em) =>
+          this.ds.transaction(this.sql.dialect.writeIsolation, (em) =>
             writeHitBatch(
               em,
               this.sql.dialect,
@@ -125,20 +138,21 @@ export class HitImporter {
         await write(pending.slice(half));
       }
     };
-    // One batch is written while the next is read and parsed (the database and this process
-    // work at once); batches are still written one at a time, in file order. A line the
-    // database refuses can therefore be reported after the parse rejections of the next batch.
-    let inFlight: Promise<void> = Promise.resolve();
+    // Batches are written while the next ones are read and parsed, up to `writers` at once, each
+    // a transaction on a connection of its own, so that the database works on both cores. A
+    // batch waits for the running batches that share a hit id or an order id with it (whichever
+    // line comes first in the file still wins); the rollups they add to are sums, so batches with
+    // no key in common may commit in any order. A line the database refuses can therefore be
+    // reported after the parse rejections of later batches.
+    const writes = new KeyedWrites(this.sql.dialect.writers > 1 ? IMPORT_WRITERS : 1);
     const flush = async () => {
       if (batch.length === 0) return;
       const pending = batch;
       batch = [];
-      await inFlight;
-      inFlight = write(pending).then(() => {
+      await writes.submit(batchKeys(pending), async () => {
+        await write(pending);
         summary.batches++;
       });
-      // Handled here so that a failure waits, unreported, for the next await of inFlight.
-      inFlight.catch(() => undefined);
     };
 
     outer: for (const source of sources) {
@@ -168,7 +182,7 @@ export class HitImporter {
       }
     }
     if (!summary.interrupted) await flush();
-    await inFlight;
+    await writes.drain();
     summary.seconds = Number(process.hrtime.bigint() - started) / 1e9;
     return summary;
   }

@@ -5,6 +5,9 @@ import { Command, CommandRunner, Option } from 'nest-commander';
 import { CliError, Output } from '../output';
 import { progressBar } from './progress';
 
+/** Bytes per read of an import file. */
+const IMPORT_READ_BYTES = 16 * 1024;
+
 export const EXIT_REJECTED_LINES = 2;
 
 @Command({
@@ -33,7 +36,10 @@ export class ImportCommand extends CommandRunner {
       } catch {
         throw new CliError(`cannot read ${file}`);
       }
-      return { name: file, stream: createReadStream(file, { highWaterMark: 256 * 1024 }), size };
+      // Small reads: a chunk's lines are parsed in one go on the thread that also answers the
+      // database, so a large chunk keeps the writers' next statements waiting (at 1M hits with
+      // two writers, 256 KB chunks took 35.9 s, 64 KB 32.8 s, 16 KB 30.6 s).
+      return { name: file, stream: createReadStream(file, { highWaterMark: IMPORT_READ_BYTES }), size };
     });
     const total = sources.reduce((n, s) => n + (s.size ?? 0), 0);
     const known = sources.every((s) => s.size !== undefined);
