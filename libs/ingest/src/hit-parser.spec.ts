@@ -60,8 +60,22 @@ describe(parseHitLine.name, () => {
     );
   });
 
+  it('takes the last day of a month and a leap day', () => {
+    for (const ts of ['2026-04-30T23:59:59Z', '2026-12-31T00:00:00Z', '2028-02-29T12:00:00Z']) {
+      expect(parseHitLine(line({ ...base, ts }), site).ts.toISOString()).toBe(ts.replace('Z', '.000Z'));
+    }
+  });
+
   it('treats empty attributes as missing', () => {
     expect(parseHitLine(line({ ...base, channel: '' }), site).channel).toBeNull();
+  });
+
+  it('counts lengths in characters: 64 emoji (128 UTF-16 units) are a valid id, 65 are not', () => {
+    const line = (id: string) => JSON.stringify({ ...base, id });
+    expect(parseHitLine(line('😀'.repeat(64)), site).id).toBe('😀'.repeat(64));
+    expect(() => parseHitLine(line('😀'.repeat(65)), site)).toThrow('id must be 1–64 characters');
+    // A lone surrogate (JSON allows the escape) is one character too.
+    expect(parseHitLine(line('\uD800' + 'x'.repeat(63)), site).id).toHaveLength(64);
   });
 
   it('ignores unknown fields so that a newer tracker can add some', () => {
@@ -102,6 +116,15 @@ describe(parseHitLine.name, () => {
       { ...base, ts: '2026-02-29T10:00:00Z' },
       'ts is not a valid calendar date and time',
     ],
+    ...['2026-04-31T10:00:00Z', '2026-03-00T10:00:00Z', '2026-13-01T10:00:00Z', '2026-03-01T24:00:00Z'].map(
+      (ts): [string, Record<string, unknown>, string] => [
+        `an impossible date or time (${ts})`,
+        { ...base, ts },
+        ts.startsWith('2026-13') || ts.startsWith('2026-03-00')
+          ? 'ts is not a valid timestamp'
+          : 'ts is not a valid calendar date and time',
+      ],
+    ),
     ['a pageview without path', { ...base, path: undefined }, 'path is required'],
     ['a relative path', { ...base, path: 'index.html' }, 'path must start with /'],
     [

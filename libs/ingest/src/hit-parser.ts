@@ -6,7 +6,9 @@ const TS_PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+
 const MONEY_PATTERN = /^\d{1,13}(\.\d{1,2})?$/;
 const MAX_ITEMS = 1000;
 
-const length = (s: string) => Array.from(s).length;
+const SURROGATE = /[\uD800-\uDFFF]/;
+/** Characters (code points) of `s`: its UTF-16 length unless it holds a surrogate. */
+const length = (s: string) => (SURROGATE.test(s) ? Array.from(s).length : s.length);
 
 function fail(message: string): never {
   throw new HitRejection(message);
@@ -53,21 +55,21 @@ function parseTimestamp(v: unknown): Date {
   const [, y, mo, d, h, mi, s] = m;
   const date = new Date(v);
   if (Number.isNaN(date.getTime())) fail('ts is not a valid timestamp');
-  // new Date() rolls 2026-02-30 over to March; a real calendar date must round-trip.
-  const probe = new Date(Date.UTC(+y, +mo - 1, +d, +h, +mi, s ? +s : 0));
-  if (
-    probe.getUTCDate() !== +d ||
-    probe.getUTCMonth() !== +mo - 1 ||
-    +h > 23 ||
-    +mi > 59 ||
-    (s !== undefined && +s > 59)
-  ) {
+  if (+h > 23 || +mi > 59 || (s !== undefined && +s > 59) || !isCalendarDay(+y, +mo, +d)) {
     fail('ts is not a valid calendar date and time');
   }
   const year = date.getUTCFullYear();
   if (year < 1970 || year > 9999) fail('ts must be between 1970 and 9999');
-  // Stored with millisecond precision.
-  return new Date(Math.floor(date.getTime()));
+  // A Date holds whole milliseconds: further digits of the fraction are dropped.
+  return date;
+}
+
+/** Whether month `mo` (1–12) of year `y` has a day `d`. new Date() rolls 2026-02-30 over to March. */
+function isCalendarDay(y: number, mo: number, d: number): boolean {
+  if (mo < 1 || mo > 12 || d < 1) return false;
+  if (d <= 28) return true;
+  const probe = new Date(Date.UTC(y, mo - 1, d));
+  return probe.getUTCDate() === d && probe.getUTCMonth() === mo - 1;
 }
 
 /** Money as a decimal string with at most 2 decimals, normalised to exactly 2 ("5" → "5.00"). */

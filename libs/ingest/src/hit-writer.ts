@@ -1,4 +1,4 @@
-import { SqlDialect } from '@app/db';
+import { parameterRows, SqlDialect } from '@app/db';
 import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/stats/rollups/order-rollup';
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
 import { Expression, SqlBool, sql } from 'kysely';
@@ -153,8 +153,11 @@ async function insertRows(
     const part = rows.slice(i, i + CHUNK);
     const sql = ignore
       ? dialect.insertIgnore(table, columns, part.length)
-      : `INSERT INTO ${table} (${columns.join(',')}) VALUES ${part.map(() => `(${columns.map(() => '?').join(',')})`).join(',')}`;
-    const result: { insertId?: number | string; affectedRows?: number } = await em.query(sql, part.flat());
+      : `INSERT INTO ${table} (${columns.join(',')}) VALUES ${parameterRows(columns, part.length)}`;
+    // A loop, not part.flat(): ~9,000 values a statement, on the thread that also parses the input.
+    const params: unknown[] = [];
+    for (const row of part) for (const value of row) params.push(value);
+    const result: { insertId?: number | string; affectedRows?: number } = await em.query(sql, params);
     if (blocks && !ignore) {
       if (result.affectedRows !== part.length || result.insertId === undefined) {
         throw new Error(`INSERT INTO ${table} stored ${result.affectedRows} of ${part.length} rows`);
