@@ -83,13 +83,43 @@ export async function withBufferedRollupWrites<T>(
   }
 }
 
+/** Orders values of the same column: numbers, strings, dates, binary hashes; null first. */
+function compareValues(a: unknown, b: unknown): number {
+  if (a === b) return 0;
+  if (a === null || a === undefined) return -1;
+  if (b === null || b === undefined) return 1;
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  if (Buffer.isBuffer(a) && Buffer.isBuffer(b)) return Buffer.compare(a, b);
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  // Values of one column have one type; anything else keeps its order (order is for speed only).
+  return 0;
+}
+
+/** `rows` (site_id, then the identity, then the rest) sorted by site and identity. */
+export function sortByIdentity(rows: unknown[][], identityColumns: number): void {
+  const n = 1 + identityColumns;
+  rows.sort((a, b) => {
+    for (let i = 0; i < n; i++) {
+      const c = compareValues(a[i], b[i]);
+      if (c !== 0) return c;
+    }
+    return 0;
+  });
+}
+
 async function writePending(em: EntityManager, d: SqlDialect, rollup: PendingRollup): Promise<void> {
   const keys = ['site_id', ...rollup.keys];
+  // In key order: each statement's rows then fall on neighbouring pages of the primary key,
+  // and two transactions writing one rollup lock its rows in the same order.
+  sortByIdentity(rollup.upserts, rollup.identity.length);
   for (let i = 0; i < rollup.upserts.length; i += ROLLUP_WRITE_ROWS) {
     const part = rollup.upserts.slice(i, i + ROLLUP_WRITE_ROWS);
+    const params: unknown[] = [];
+    for (const row of part) for (const value of row) params.push(value);
     await em.query(
       d.upsertAdd(rollup.table, keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
-      part.flat(),
+      params,
     );
   }
   for (let i = 0; i < rollup.emptied.length; i += ROLLUP_WRITE_ROWS) {
