@@ -21,11 +21,12 @@ export class KeyedWrites {
 
   /**
    * Starts `write` once a writer is free and no running write shares one of `keys`, and returns
-   * then, without waiting for the write. Throws the failure of an earlier write, if any.
+   * then, without waiting for the write. After an earlier write failed, starts nothing: waits
+   * for the writes still running (none is left behind) and throws that failure.
    */
   async submit(keys: ReadonlySet<string>, write: () => Promise<void>): Promise<void> {
     for (;;) {
-      if (this.failure) throw this.failure.error;
+      if (this.failure) return this.drain();
       const full = this.running.size >= this.writers;
       const waitFor = [...this.running].filter((r) => full || sharesKey(r.keys, keys));
       if (waitFor.length === 0) break;
