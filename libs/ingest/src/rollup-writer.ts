@@ -22,6 +22,16 @@ export function inListParts<T>(values: readonly T[]): T[][] {
   return out;
 }
 
+/**
+ * The values of `rows`, row after row: the parameters of a multi-row statement. A loop, not
+ * rows.flat(): a statement holds thousands of values, on the thread that also reads the input.
+ */
+export function flatRows(rows: readonly (readonly unknown[])[]): unknown[] {
+  const params: unknown[] = [];
+  for (const row of rows) for (const value of row) params.push(value);
+  return params;
+}
+
 /** Rows per upsert or delete statement of a rollup write. */
 export const ROLLUP_WRITE_ROWS = 500;
 
@@ -115,11 +125,9 @@ async function writePending(em: EntityManager, d: SqlDialect, rollup: PendingRol
   sortByIdentity(rollup.upserts, rollup.identity.length);
   for (let i = 0; i < rollup.upserts.length; i += ROLLUP_WRITE_ROWS) {
     const part = rollup.upserts.slice(i, i + ROLLUP_WRITE_ROWS);
-    const params: unknown[] = [];
-    for (const row of part) for (const value of row) params.push(value);
     await em.query(
       d.upsertAdd(rollup.table, keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
-      params,
+      flatRows(part),
     );
   }
   for (let i = 0; i < rollup.emptied.length; i += ROLLUP_WRITE_ROWS) {
