@@ -8,60 +8,66 @@
 --   $6 = 6
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
---   $9 = "/pricing"
---   $10 = "/docs/"
---   $11 = "/docs0"
---   $12 = 6
---   $13 = "/docs/"
---   $14 = "/thank-you"
---   $15 = "/thank-yov"
---   $16 = 10
---   $17 = "/thank-you"
---   $18 = "/products"
---   $19 = "/productt"
---   $20 = 9
---   $21 = "/products"
---   $22 = 7
---   $23 = "(direct)"
---   $24 = "/"
---   $25 = 6
---   $26 = "/blog/"
---   $27 = "/thank-you"
---   $28 = "/pricing"
---   $29 = "/docs/"
---   $30 = "/docs0"
---   $31 = 6
+--   $9 = 7
+--   $10 = "/pricing"
+--   $11 = "/docs/"
+--   $12 = "/docs0"
+--   $13 = 6
+--   $14 = "/docs/"
+--   $15 = 7
+--   $16 = "/thank-you"
+--   $17 = "/thank-yov"
+--   $18 = 10
+--   $19 = "/thank-you"
+--   $20 = "/products"
+--   $21 = "/productt"
+--   $22 = 9
+--   $23 = "/products"
+--   $24 = 7
+--   $25 = "(direct)"
+--   $26 = "/"
+--   $27 = 6
+--   $28 = "/blog/"
+--   $29 = "/thank-you"
+--   $30 = 7
+--   $31 = "/pricing"
 --   $32 = "/docs/"
---   $33 = "/thank-you"
---   $34 = "/thank-yov"
---   $35 = 10
---   $36 = "/thank-you"
---   $37 = 2026-03-19T23:00:00.000Z
---   $38 = 2026-04-02T22:00:00.000Z
---   $39 = 86400
---   $40 = "add_to_cart"
---   $41 = 7
---   $42 = "(direct)"
---   $43 = "/"
---   $44 = 6
---   $45 = "/blog/"
---   $46 = "/thank-you"
---   $47 = "/pricing"
---   $48 = "/docs/"
---   $49 = "/docs0"
---   $50 = 6
---   $51 = "/docs/"
---   $52 = "/thank-you"
---   $53 = "/thank-yov"
---   $54 = 10
---   $55 = "/thank-you"
---   $56 = -86400
---   $57 = "/products"
---   $58 = "/productt"
---   $59 = 9
---   $60 = "/products"
---   $61 = 2026-03-19T23:00:00.000Z
---   $62 = 2026-04-02T22:00:00.000Z
+--   $33 = "/docs0"
+--   $34 = 6
+--   $35 = "/docs/"
+--   $36 = 7
+--   $37 = "/thank-you"
+--   $38 = "/thank-yov"
+--   $39 = 10
+--   $40 = "/thank-you"
+--   $41 = 2026-03-19T23:00:00.000Z
+--   $42 = 2026-04-02T22:00:00.000Z
+--   $43 = 86400
+--   $44 = "add_to_cart"
+--   $45 = 7
+--   $46 = "(direct)"
+--   $47 = "/"
+--   $48 = 6
+--   $49 = "/blog/"
+--   $50 = "/thank-you"
+--   $51 = 7
+--   $52 = "/pricing"
+--   $53 = "/docs/"
+--   $54 = "/docs0"
+--   $55 = 6
+--   $56 = "/docs/"
+--   $57 = 7
+--   $58 = "/thank-you"
+--   $59 = "/thank-yov"
+--   $60 = 10
+--   $61 = "/thank-you"
+--   $62 = -86400
+--   $63 = "/products"
+--   $64 = "/productt"
+--   $65 = 9
+--   $66 = "/products"
+--   $67 = 2026-03-19T23:00:00.000Z
+--   $68 = 2026-04-02T22:00:00.000Z
 SELECT
   (
     SELECT
@@ -94,14 +100,14 @@ SELECT
                 `fs`.`exit_path` IS NOT NULL
                 AND (`fs`.`exit_path` IN (?))
               )
-              AND EXISTS (
+              AND (`fs`.`site_id`, `fs`.`session_id`) IN (
                 SELECT
-                  1
+                  fp.site_id,
+                  fp.session_id
                 FROM
-                  hits fp FORCE INDEX (ix_hits_site_session)
+                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                 WHERE
-                  fp.site_id = `fs`.`site_id`
-                  AND fp.session_id = `fs`.`session_id`
+                  fp.site_id = ?
                   AND fp.type = 'pageview'
                   AND (
                     `fp`.`step_key` = ?
@@ -110,20 +116,20 @@ SELECT
                     AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                   )
               )
-              AND EXISTS (
+              AND (`fs`.`site_id`, `fs`.`session_id`) IN (
                 SELECT
-                  1
+                  fp.site_id,
+                  fp.session_id
                 FROM
-                  hits gh FORCE INDEX (ix_hits_site_session)
+                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                 WHERE
-                  gh.site_id = `fs`.`site_id`
-                  AND gh.session_id = `fs`.`session_id`
+                  fp.site_id = ?
                   AND (
                     (
-                      `gh`.`type` = 'pageview'
-                      AND `gh`.`step_key` >= ?
-                      AND `gh`.`step_key` < ?
-                      AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                      `fp`.`type` = 'pageview'
+                      AND `fp`.`step_key` >= ?
+                      AND `fp`.`step_key` < ?
+                      AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                     )
                   )
               )
@@ -166,14 +172,14 @@ SELECT
                 `fs`.`exit_path` IS NOT NULL
                 AND (`fs`.`exit_path` IN (?))
               )
-              AND EXISTS (
+              AND (`fs`.`site_id`, `fs`.`session_id`) IN (
                 SELECT
-                  1
+                  fp.site_id,
+                  fp.session_id
                 FROM
-                  hits fp FORCE INDEX (ix_hits_site_session)
+                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                 WHERE
-                  fp.site_id = `fs`.`site_id`
-                  AND fp.session_id = `fs`.`session_id`
+                  fp.site_id = ?
                   AND fp.type = 'pageview'
                   AND (
                     `fp`.`step_key` = ?
@@ -182,20 +188,20 @@ SELECT
                     AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                   )
               )
-              AND EXISTS (
+              AND (`fs`.`site_id`, `fs`.`session_id`) IN (
                 SELECT
-                  1
+                  fp.site_id,
+                  fp.session_id
                 FROM
-                  hits gh FORCE INDEX (ix_hits_site_session)
+                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                 WHERE
-                  gh.site_id = `fs`.`site_id`
-                  AND gh.session_id = `fs`.`session_id`
+                  fp.site_id = ?
                   AND (
                     (
-                      `gh`.`type` = 'pageview'
-                      AND `gh`.`step_key` >= ?
-                      AND `gh`.`step_key` < ?
-                      AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                      `fp`.`type` = 'pageview'
+                      AND `fp`.`step_key` >= ?
+                      AND `fp`.`step_key` < ?
+                      AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                     )
                   )
               )
@@ -237,14 +243,14 @@ SELECT
                     `fs`.`exit_path` IS NOT NULL
                     AND (`fs`.`exit_path` IN (?))
                   )
-                  AND EXISTS (
+                  AND (`fs`.`site_id`, `fs`.`session_id`) IN (
                     SELECT
-                      1
+                      fp.site_id,
+                      fp.session_id
                     FROM
-                      hits fp FORCE INDEX (ix_hits_site_session)
+                      hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                     WHERE
-                      fp.site_id = `fs`.`site_id`
-                      AND fp.session_id = `fs`.`session_id`
+                      fp.site_id = ?
                       AND fp.type = 'pageview'
                       AND (
                         `fp`.`step_key` = ?
@@ -253,20 +259,20 @@ SELECT
                         AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                       )
                   )
-                  AND EXISTS (
+                  AND (`fs`.`site_id`, `fs`.`session_id`) IN (
                     SELECT
-                      1
+                      fp.site_id,
+                      fp.session_id
                     FROM
-                      hits gh FORCE INDEX (ix_hits_site_session)
+                      hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                     WHERE
-                      gh.site_id = `fs`.`site_id`
-                      AND gh.session_id = `fs`.`session_id`
+                      fp.site_id = ?
                       AND (
                         (
-                          `gh`.`type` = 'pageview'
-                          AND `gh`.`step_key` >= ?
-                          AND `gh`.`step_key` < ?
-                          AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                          `fp`.`type` = 'pageview'
+                          AND `fp`.`step_key` >= ?
+                          AND `fp`.`step_key` < ?
+                          AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                         )
                       )
                   )

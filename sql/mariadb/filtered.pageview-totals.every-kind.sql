@@ -8,69 +8,77 @@
 --   $6 = 6
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
---   $9 = "/pricing"
---   $10 = "/docs/"
---   $11 = "/docs0"
---   $12 = 6
---   $13 = "/docs/"
---   $14 = "/thank-you"
---   $15 = "/thank-yov"
---   $16 = 10
---   $17 = "/thank-you"
---   $18 = 2026-04-02T22:00:00.000Z
---   $19 = 7
---   $20 = 2026-03-19T23:00:00.000Z
---   $21 = 2026-04-02T22:00:00.000Z
---   $22 = "(direct)"
---   $23 = "/"
---   $24 = 6
---   $25 = "/blog/"
---   $26 = "/thank-you"
---   $27 = "/pricing"
---   $28 = "/docs/"
---   $29 = "/docs0"
---   $30 = 6
+--   $9 = 7
+--   $10 = "/pricing"
+--   $11 = "/docs/"
+--   $12 = "/docs0"
+--   $13 = 6
+--   $14 = "/docs/"
+--   $15 = 7
+--   $16 = "/thank-you"
+--   $17 = "/thank-yov"
+--   $18 = 10
+--   $19 = "/thank-you"
+--   $20 = 2026-04-02T22:00:00.000Z
+--   $21 = 7
+--   $22 = 2026-03-19T23:00:00.000Z
+--   $23 = 2026-04-02T22:00:00.000Z
+--   $24 = "(direct)"
+--   $25 = "/"
+--   $26 = 6
+--   $27 = "/blog/"
+--   $28 = "/thank-you"
+--   $29 = 7
+--   $30 = "/pricing"
 --   $31 = "/docs/"
---   $32 = "/thank-you"
---   $33 = "/thank-yov"
---   $34 = 10
---   $35 = "/thank-you"
---   $36 = 2026-04-02T22:00:00.000Z
---   $37 = 7
---   $38 = 2026-03-19T23:00:00.000Z
---   $39 = 2026-03-19T23:00:00.000Z
---   $40 = "(direct)"
---   $41 = "/"
---   $42 = 6
---   $43 = "/blog/"
---   $44 = "/thank-you"
---   $45 = "/pricing"
---   $46 = "/docs/"
---   $47 = "/docs0"
---   $48 = 6
---   $49 = "/docs/"
---   $50 = "/thank-you"
---   $51 = "/thank-yov"
---   $52 = 10
---   $53 = "/thank-you"
---   $54 = 7
+--   $32 = "/docs0"
+--   $33 = 6
+--   $34 = "/docs/"
+--   $35 = 7
+--   $36 = "/thank-you"
+--   $37 = "/thank-yov"
+--   $38 = 10
+--   $39 = "/thank-you"
+--   $40 = 2026-04-02T22:00:00.000Z
+--   $41 = 7
+--   $42 = 2026-03-19T23:00:00.000Z
+--   $43 = 2026-03-19T23:00:00.000Z
+--   $44 = "(direct)"
+--   $45 = "/"
+--   $46 = 6
+--   $47 = "/blog/"
+--   $48 = "/thank-you"
+--   $49 = 7
+--   $50 = "/pricing"
+--   $51 = "/docs/"
+--   $52 = "/docs0"
+--   $53 = 6
+--   $54 = "/docs/"
 --   $55 = 7
---   $56 = "(direct)"
---   $57 = "/"
---   $58 = 6
---   $59 = "/blog/"
---   $60 = "/thank-you"
---   $61 = "/pricing"
---   $62 = "/docs/"
---   $63 = "/docs0"
+--   $56 = "/thank-you"
+--   $57 = "/thank-yov"
+--   $58 = 10
+--   $59 = "/thank-you"
+--   $60 = 7
+--   $61 = 7
+--   $62 = "(direct)"
+--   $63 = "/"
 --   $64 = 6
---   $65 = "/docs/"
+--   $65 = "/blog/"
 --   $66 = "/thank-you"
---   $67 = "/thank-yov"
---   $68 = 10
---   $69 = "/thank-you"
---   $70 = 2026-03-19T23:00:00.000Z
---   $71 = 2026-04-02T22:00:00.000Z
+--   $67 = 7
+--   $68 = "/pricing"
+--   $69 = "/docs/"
+--   $70 = "/docs0"
+--   $71 = 6
+--   $72 = "/docs/"
+--   $73 = 7
+--   $74 = "/thank-you"
+--   $75 = "/thank-yov"
+--   $76 = 10
+--   $77 = "/thank-you"
+--   $78 = 2026-03-19T23:00:00.000Z
+--   $79 = 2026-04-02T22:00:00.000Z
 SELECT
   COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
@@ -103,14 +111,14 @@ FROM
             `s`.`exit_path` IS NOT NULL
             AND (`s`.`exit_path` IN (?))
           )
-          AND EXISTS (
+          AND (`s`.`site_id`, `s`.`session_id`) IN (
             SELECT
-              1
+              fp.site_id,
+              fp.session_id
             FROM
-              hits fp FORCE INDEX (ix_hits_site_session)
+              hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
             WHERE
-              fp.site_id = `s`.`site_id`
-              AND fp.session_id = `s`.`session_id`
+              fp.site_id = ?
               AND fp.type = 'pageview'
               AND (
                 `fp`.`step_key` = ?
@@ -119,20 +127,20 @@ FROM
                 AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
           )
-          AND EXISTS (
+          AND (`s`.`site_id`, `s`.`session_id`) IN (
             SELECT
-              1
+              fp.site_id,
+              fp.session_id
             FROM
-              hits gh FORCE INDEX (ix_hits_site_session)
+              hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
             WHERE
-              gh.site_id = `s`.`site_id`
-              AND gh.session_id = `s`.`session_id`
+              fp.site_id = ?
               AND (
                 (
-                  `gh`.`type` = 'pageview'
-                  AND `gh`.`step_key` >= ?
-                  AND `gh`.`step_key` < ?
-                  AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                  `fp`.`type` = 'pageview'
+                  AND `fp`.`step_key` >= ?
+                  AND `fp`.`step_key` < ?
+                  AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                 )
               )
           )
@@ -185,14 +193,14 @@ FROM
                 `s`.`exit_path` IS NOT NULL
                 AND (`s`.`exit_path` IN (?))
               )
-              AND EXISTS (
+              AND (`s`.`site_id`, `s`.`session_id`) IN (
                 SELECT
-                  1
+                  fp.site_id,
+                  fp.session_id
                 FROM
-                  hits fp FORCE INDEX (ix_hits_site_session)
+                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                 WHERE
-                  fp.site_id = `s`.`site_id`
-                  AND fp.session_id = `s`.`session_id`
+                  fp.site_id = ?
                   AND fp.type = 'pageview'
                   AND (
                     `fp`.`step_key` = ?
@@ -201,20 +209,20 @@ FROM
                     AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                   )
               )
-              AND EXISTS (
+              AND (`s`.`site_id`, `s`.`session_id`) IN (
                 SELECT
-                  1
+                  fp.site_id,
+                  fp.session_id
                 FROM
-                  hits gh FORCE INDEX (ix_hits_site_session)
+                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
                 WHERE
-                  gh.site_id = `s`.`site_id`
-                  AND gh.session_id = `s`.`session_id`
+                  fp.site_id = ?
                   AND (
                     (
-                      `gh`.`type` = 'pageview'
-                      AND `gh`.`step_key` >= ?
-                      AND `gh`.`step_key` < ?
-                      AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                      `fp`.`type` = 'pageview'
+                      AND `fp`.`step_key` >= ?
+                      AND `fp`.`step_key` < ?
+                      AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                     )
                   )
               )
@@ -257,14 +265,14 @@ FROM
               `s`.`exit_path` IS NOT NULL
               AND (`s`.`exit_path` IN (?))
             )
-            AND EXISTS (
+            AND (`s`.`site_id`, `s`.`session_id`) IN (
               SELECT
-                1
+                fp.site_id,
+                fp.session_id
               FROM
-                hits fp FORCE INDEX (ix_hits_site_session)
+                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
               WHERE
-                fp.site_id = `s`.`site_id`
-                AND fp.session_id = `s`.`session_id`
+                fp.site_id = ?
                 AND fp.type = 'pageview'
                 AND (
                   `fp`.`step_key` = ?
@@ -273,20 +281,20 @@ FROM
                   AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                 )
             )
-            AND EXISTS (
+            AND (`s`.`site_id`, `s`.`session_id`) IN (
               SELECT
-                1
+                fp.site_id,
+                fp.session_id
               FROM
-                hits gh FORCE INDEX (ix_hits_site_session)
+                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
               WHERE
-                gh.site_id = `s`.`site_id`
-                AND gh.session_id = `s`.`session_id`
+                fp.site_id = ?
                 AND (
                   (
-                    `gh`.`type` = 'pageview'
-                    AND `gh`.`step_key` >= ?
-                    AND `gh`.`step_key` < ?
-                    AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                    `fp`.`type` = 'pageview'
+                    AND `fp`.`step_key` >= ?
+                    AND `fp`.`step_key` < ?
+                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                   )
                 )
             )
@@ -325,14 +333,14 @@ FROM
           `ps`.`exit_path` IS NOT NULL
           AND (`ps`.`exit_path` IN (?))
         )
-        AND EXISTS (
+        AND (`ps`.`site_id`, `ps`.`session_id`) IN (
           SELECT
-            1
+            fp.site_id,
+            fp.session_id
           FROM
-            hits fp FORCE INDEX (ix_hits_site_session)
+            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
           WHERE
-            fp.site_id = `ps`.`site_id`
-            AND fp.session_id = `ps`.`session_id`
+            fp.site_id = ?
             AND fp.type = 'pageview'
             AND (
               `fp`.`step_key` = ?
@@ -341,20 +349,20 @@ FROM
               AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
             )
         )
-        AND EXISTS (
+        AND (`ps`.`site_id`, `ps`.`session_id`) IN (
           SELECT
-            1
+            fp.site_id,
+            fp.session_id
           FROM
-            hits gh FORCE INDEX (ix_hits_site_session)
+            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
           WHERE
-            gh.site_id = `ps`.`site_id`
-            AND gh.session_id = `ps`.`session_id`
+            fp.site_id = ?
             AND (
               (
-                `gh`.`type` = 'pageview'
-                AND `gh`.`step_key` >= ?
-                AND `gh`.`step_key` < ?
-                AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                `fp`.`type` = 'pageview'
+                AND `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
             )
         )

@@ -8,15 +8,17 @@
 --   $6 = 6
 --   $7 = "/blog/"
 --   $8 = "/thank-you"
---   $9 = "/pricing"
---   $10 = "/docs/"
---   $11 = "/docs0"
---   $12 = 6
---   $13 = "/docs/"
---   $14 = "/thank-you"
---   $15 = "/thank-yov"
---   $16 = 10
---   $17 = "/thank-you"
+--   $9 = 7
+--   $10 = "/pricing"
+--   $11 = "/docs/"
+--   $12 = "/docs0"
+--   $13 = 6
+--   $14 = "/docs/"
+--   $15 = 7
+--   $16 = "/thank-you"
+--   $17 = "/thank-yov"
+--   $18 = 10
+--   $19 = "/thank-you"
 SELECT
   COUNT(*) AS `sessions`,
   COUNT(DISTINCT `s`.`visitor_id`) AS `visitors`
@@ -40,14 +42,14 @@ WHERE
         `s`.`exit_path` IS NOT NULL
         AND (`s`.`exit_path` IN (?))
       )
-      AND EXISTS (
+      AND (`s`.`site_id`, `s`.`session_id`) IN (
         SELECT
-          1
+          fp.site_id,
+          fp.session_id
         FROM
-          hits fp FORCE INDEX (ix_hits_site_session)
+          hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
         WHERE
-          fp.site_id = `s`.`site_id`
-          AND fp.session_id = `s`.`session_id`
+          fp.site_id = ?
           AND fp.type = 'pageview'
           AND (
             `fp`.`step_key` = ?
@@ -56,20 +58,20 @@ WHERE
             AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
           )
       )
-      AND EXISTS (
+      AND (`s`.`site_id`, `s`.`session_id`) IN (
         SELECT
-          1
+          fp.site_id,
+          fp.session_id
         FROM
-          hits gh FORCE INDEX (ix_hits_site_session)
+          hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
         WHERE
-          gh.site_id = `s`.`site_id`
-          AND gh.session_id = `s`.`session_id`
+          fp.site_id = ?
           AND (
             (
-              `gh`.`type` = 'pageview'
-              AND `gh`.`step_key` >= ?
-              AND `gh`.`step_key` < ?
-              AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+              `fp`.`type` = 'pageview'
+              AND `fp`.`step_key` >= ?
+              AND `fp`.`step_key` < ?
+              AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
             )
           )
       )

@@ -9,6 +9,15 @@ describe('index hints written without a dialect', () => {
     );
   });
 
+  it('renders a marker of several indexes as one hint naming them all (MariaDB chooses among them)', () => {
+    const marked = `SELECT 1 FROM ${tableWithIndexMarker('hits', 'fp', ['ix_hits_site_step', 'ix_hits_site_session'])}`;
+    expect(mariadbDialect.renderIndexHints(CompiledQuery.raw(marked, [])).sql).toBe(
+      'SELECT 1 FROM hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)',
+    );
+    expect(() => tableWithIndexMarker('hits', 'fp', [])).toThrow(/names no index/);
+    expect(() => tableWithIndexMarker('hits', 'fp', ['ix_a', 'ix*/ DROP'])).toThrow(/not an index name/);
+  });
+
   it('leaves a statement without markers as it is', () => {
     const compiled = CompiledQuery.raw('SELECT 1');
     expect(mariadbDialect.renderIndexHints(compiled)).toBe(compiled);

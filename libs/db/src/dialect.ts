@@ -19,16 +19,25 @@ import type { StatsDatabase } from './schema';
 /** How tableWithIndexMarker's markers start (each engine's renderIndexHints looks for it). */
 export const INDEX_HINT_MARKER = '/*@index ';
 const INDEX_HINT_OPEN = INDEX_HINT_MARKER;
-const INDEX_HINT = /\/\*@index ([a-z_]+)\*\//g;
+/** A marker: `/*@index name*\/`, or several names joined by commas. */
+export const INDEX_HINT = /\/\*@index ([a-z_]+(?:,[a-z_]+)*)\*\//g;
 
 /**
  * A table reference `table alias` read through `index`, for SQL built where no dialect is at
  * hand; SqlDialect.renderIndexHints turns the marker into the engine's hint when the
- * statement is run (ReportDb) or written to a snapshot.
+ * statement is run (ReportDb) or written to a snapshot. With several indexes, through one of
+ * them: MariaDB chooses among them by cost (never another index or a scan of the table);
+ * SQLite, which has no hint for a choice, reads the first.
  */
-export function tableWithIndexMarker(table: string, alias: string, index: string): string {
-  if (!/^[a-z_]+$/.test(index)) throw new Error(`not an index name: ${index}`);
-  return `${table} ${alias} ${INDEX_HINT_OPEN}${index}*/`;
+export function tableWithIndexMarker(
+  table: string,
+  alias: string,
+  index: string | readonly string[],
+): string {
+  const indexes = typeof index === 'string' ? [index] : index;
+  for (const name of indexes) if (!/^[a-z_]+$/.test(name)) throw new Error(`not an index name: ${name}`);
+  if (indexes.length === 0) throw new Error('an index hint names no index');
+  return `${table} ${alias} ${INDEX_HINT_OPEN}${indexes.join(',')}*/`;
 }
 
 export type StatsSql = Kysely<StatsDatabase>;
@@ -317,7 +326,10 @@ class MysqlFamilyDialect implements SqlDialect {
     if (!compiled.sql.includes(INDEX_HINT_OPEN)) return compiled;
     return {
       ...compiled,
-      sql: compiled.sql.replace(INDEX_HINT, (_, index: string) => `FORCE INDEX (${index})`),
+      sql: compiled.sql.replace(
+        INDEX_HINT,
+        (_, indexes: string) => `FORCE INDEX (${indexes.split(',').join(', ')})`,
+      ),
     };
   }
 

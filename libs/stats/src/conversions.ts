@@ -24,7 +24,8 @@ export function goalMatch(alias: string, goal: GoalDefinition): RawBuilder<SqlBo
  */
 export const hitsOfSession = (alias: string) => sql.raw(tableWithIndexMarker('hits', alias, HITS_BY_SESSION));
 
-const anyGoal = (alias: string, goals: GoalDefinition[]) =>
+/** SQL condition: hit `alias` matches at least one of `goals` (goalMatch). */
+export const anyGoal = (alias: string, goals: readonly GoalDefinition[]) =>
   sql<SqlBool>`(${sql.join(
     goals.map((g) => goalMatch(alias, g)),
     sql` OR `,
@@ -32,9 +33,10 @@ const anyGoal = (alias: string, goals: GoalDefinition[]) =>
 
 /**
  * SQL condition: the session `sessionAlias` (a sessions row) converted at least one of
- * `goals` (SPEC §1 "Conversion"), one session at a time: the `goal` filter's condition. With
+ * `goals` (SPEC §1 "Conversion"), one session at a time (the conversion tail's sessions). With
  * no goals no session converts. Conversions and the breakdown's conv_rate read the same match
- * (goalMatch) set-based, through convertedSessionsTable.
+ * (goalMatch) set-based, through convertedSessionsTable, and the `goal` filter as the set of
+ * sessions with a matching hit (sessionSelected).
  */
 export function sessionConverted(
   sessionAlias: string,

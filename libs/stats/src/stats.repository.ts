@@ -196,7 +196,7 @@ export const sharedStatements = {
             ),
           ),
         )
-        .where(sessionSelected(query.filters, 's') ?? sql<SqlBool>`1 = 1`)
+        .where(sessionSelected(query, 's') ?? sql<SqlBool>`1 = 1`)
         .compile();
   },
 

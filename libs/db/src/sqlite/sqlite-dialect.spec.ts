@@ -168,6 +168,11 @@ describe('sqliteDialect', () => {
       const marked = `SELECT 1 FROM ${tableWithIndexMarker('t', 'x', 'ix_t_k')} WHERE x.k = ?`;
       const compiled = sut.renderIndexHints(CompiledQuery.raw(marked, ['a']));
       expect(compiled.sql).toBe('SELECT 1 FROM t x INDEXED BY ix_t_k WHERE x.k = ?');
+      // SQLite names one index: of several, the first.
+      const several = `SELECT 1 FROM ${tableWithIndexMarker('t', 'x', ['ix_t_k', 'ix_t_j'])} WHERE x.k = ?`;
+      expect(sut.renderIndexHints(CompiledQuery.raw(several, ['a'])).sql).toBe(
+        'SELECT 1 FROM t x INDEXED BY ix_t_k WHERE x.k = ?',
+      );
       expect(sut.tableWithIndex('t', 'x', 'ix_t_k')).toBe('t x INDEXED BY ix_t_k');
       db.exec(
         'CREATE TABLE h (site INTEGER, k TEXT, kind TEXT, ts TEXT); CREATE INDEX ix_h_kind ON h (site, kind, ts); CREATE INDEX ix_h_k ON h (site, k, ts)',

@@ -3,6 +3,7 @@ import {
   compileOnlyBuilder,
   DecimalScale,
   incrementRows,
+  INDEX_HINT,
   INDEX_HINT_MARKER,
   parameterRows,
   ReplicationPosition,
@@ -108,7 +109,11 @@ class SqliteDialect implements SqlDialect {
 
   renderIndexHints(compiled: CompiledQuery): CompiledQuery {
     if (!compiled.sql.includes(INDEX_HINT_MARKER)) return compiled;
-    return { ...compiled, sql: compiled.sql.replace(/\/\*@index ([a-z_]+)\*\//g, 'INDEXED BY $1') };
+    // INDEXED BY names one index: of a marker's several, the first.
+    return {
+      ...compiled,
+      sql: compiled.sql.replace(INDEX_HINT, (_, indexes: string) => `INDEXED BY ${indexes.split(',')[0]}`),
+    };
   }
 
   materialized(select: RawBuilder<unknown>): RawBuilder<unknown> {

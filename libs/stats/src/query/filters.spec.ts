@@ -165,18 +165,20 @@ describe('the session selection', () => {
     sql`SELECT 1 WHERE ${condition}`.compile(db);
 
   it('adds nothing without filters', () => {
-    expect(sessionSelected([], 's')).toBeNull();
+    expect(sessionSelected({ site: { id: 1 }, filters: [] }, 's')).toBeNull();
     expect(rollupValueSelected([], sql.ref('r.value'))).toBeNull();
   });
 
   it('binds every value: SQL and wildcards never reach the statement text', () => {
     const filters: StatsFilter[] = parseFilters("country==x' OR 1=1 --|50%*;page!=a_b");
-    const compiled = compile(sessionSelected(filters, 's'));
+    const compiled = compile(sessionSelected({ site: { id: 1 }, filters }, 's'));
     expect(compiled.sql).not.toMatch(/OR 1=1|50%|a_b|LIKE/);
-    expect(compiled.parameters).toEqual(["x' OR 1=1 --", 3, '50%', 'a_b']);
+    expect(compiled.parameters).toEqual(["x' OR 1=1 --", 3, '50%', 1, 'a_b']);
   });
 
   it('refuses a goal condition whose goals were not looked up', () => {
-    expect(() => compile(sessionSelected(parseFilters('goal==1'), 's'))).toThrow(/goals resolved/);
+    expect(() =>
+      compile(sessionSelected({ site: { id: 1 }, filters: parseFilters('goal==1') }, 's')),
+    ).toThrow(/goals resolved/);
   });
 });

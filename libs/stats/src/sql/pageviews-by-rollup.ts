@@ -60,7 +60,7 @@ function bySessionBucketRollup(
     WHERE h.site_id = ${site} AND h.session_id IN (${queued})${r.only} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
     UNION ALL
     SELECT b.bucket, ${col('s', dimension)}, -${sql.ref(`b.${r.column}`)} FROM ${sql.table(r.store)} b
-    JOIN sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id${andAlso(sessionSelected(query.filters, 's'))}
+    JOIN sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id${andAlso(sessionSelected(query, 's'))}
     WHERE b.site_id = ${site} AND b.session_id IN (${queued}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}
   )`;
 }

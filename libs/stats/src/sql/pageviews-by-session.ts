@@ -80,7 +80,7 @@ function pageviewsOfSessions(query: StatsQuery, ofRange: RawBuilder<unknown>): R
       WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${ofRange} AND ${settled('s')}
       UNION ALL
       SELECT s.session_id FROM sessions s
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query.filters, 's'))} AND ${settled('s')}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query, 's'))} AND ${settled('s')}
       UNION ALL
       SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
     ) c
@@ -99,7 +99,7 @@ function settled(s: string): RawBuilder<unknown> {
  * session selected; unfiltered, any session (or none yet) will do.
  */
 export function joinPageviewSession(query: StatsQuery): RawBuilder<unknown> {
-  const selected = sessionSelected(query.filters, 'ps');
+  const selected = sessionSelected(query, 'ps');
   return selected === null
     ? sql`LEFT JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id`
     : sql`JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;

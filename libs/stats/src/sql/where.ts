@@ -22,21 +22,21 @@ function unfiltered(query: StatsQuery, table: string): void {
  */
 export const where = {
   sessions(query: StatsQuery, alias = 's'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}${andAlso(sessionSelected(query.filters, alias))})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}${andAlso(sessionSelected(query, alias))})`;
   },
 
   hits(query: StatsQuery, alias = 'h', type?: HitType): Expression<SqlBool> {
     const ofType = type === undefined ? sql`` : sql` AND ${col(alias, 'type')} = ${sql.lit(type)}`;
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${ofType} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query.filters, alias))})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${ofType} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query, alias))})`;
   },
 
   /** Hits of the query's site, at any time, whose session the filters select (funnel steps after the first). */
   hitsOfSelectedSessions(query: StatsQuery, alias = 'h'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${andAlso(rowOfSelectedSession(query.filters, alias))})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id}${andAlso(rowOfSelectedSession(query, alias))})`;
   },
 
   orders(query: StatsQuery, alias = 'o'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query.filters, alias))})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query, alias))})`;
   },
 
   /**
@@ -61,7 +61,7 @@ export const where = {
     if (query.filters.some((f) => !(SESSION_ATTRIBUTES as readonly string[]).includes(f.dimension))) {
       throw new Error('the attribute rollup can only select sessions by their attributes');
     }
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(sessionSelected(query.filters, alias))})`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(sessionSelected(query, alias))})`;
   },
 
   /**
