@@ -143,7 +143,7 @@ export function endpoints(today: string): Endpoint[] {
 
 /**
  * Issue #11's rows: reports under 1–3 session-attribute conditions (one attribute: the session
- * rollup can answer; several: raw rows) and under a page condition (raw rows).
+ * rollup can answer; several: raw rows) and under a page or goal condition (raw rows).
  */
 function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) => Params): Endpoint[] {
   const overview = {
@@ -198,6 +198,58 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       ...overview,
       name: 'overview ⟨page⟩',
       params: dated((n) => ({ limit: '10', filters: n % 2 ? 'page==/pricing' : 'entry_page==/blog/*' })),
+      target: 'filter-page',
+    },
+    {
+      name: 'breakdown sessions ⟨page⟩',
+      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
+      params: dated(() => ({
+        metric: 'sessions',
+        dimension: 'country',
+        interval: 'day',
+        limit: '5',
+        filters: 'page==/pricing',
+      })),
+      raw: {
+        dto: BreakdownQueryDto,
+        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
+      },
+      target: 'filter-page',
+    },
+    {
+      name: 'engagement ⟨page⟩',
+      route: '/api/v1/sites/{id}/analytics/engagement',
+      params: dated(() => ({ filters: 'page==/pricing' })),
+      raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
+      target: 'filter-page',
+    },
+    {
+      name: 'events ⟨page⟩',
+      route: '/api/v1/sites/{id}/events',
+      params: dated(() => ({ limit: '25', filters: 'page==/pricing' })),
+      raw: {
+        dto: EventsQueryDto,
+        run: (app, q, dto: EventsQueryDto) => app.get(EventsService).report(q, dto),
+      },
+      target: 'filter-page',
+    },
+    {
+      name: 'conversions ⟨goal⟩',
+      route: '/api/v1/sites/{id}/conversions',
+      // Goal 3 is the big site's "Reached checkout" (/checkout*): createSites makes the big
+      // site's goals first, in BIG_SITE_GOALS' order, in a database of their own.
+      params: dated((n) => ({ filters: n % 2 ? 'goal==3' : 'goal!=3' })),
+      raw: { dto: ConversionsQueryDto, run: (app, q) => app.get(ConversionsService).report(q) },
+      target: 'filter-page',
+    },
+    {
+      name: 'ecommerce ⟨page⟩',
+      route: '/api/v1/sites/{id}/ecommerce',
+      params: dated(() => ({ limit: '10', filters: 'page==/pricing' })),
+      raw: {
+        dto: EcommerceQueryDto,
+        run: (app, q, dto: EcommerceQueryDto) => app.get(EcommerceService).report(q, dto),
+      },
       target: 'filter-page',
     },
   ];
