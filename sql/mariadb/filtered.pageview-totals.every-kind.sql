@@ -316,9 +316,9 @@ FROM
         WHERE
           q.site_id = ?
       ) c
-      JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
+      STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
       AND h.session_id = c.session_id
-      JOIN sessions ps ON ps.site_id = h.site_id
+      STRAIGHT_JOIN sessions ps ON ps.site_id = h.site_id
       AND ps.session_id = h.session_id
       AND (
         NOT (`ps`.`source` IN (?))

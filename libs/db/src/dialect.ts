@@ -135,6 +135,13 @@ export interface SqlDialect {
    */
   tableWithoutIndex(table: string, alias: string, index: string): string;
   /**
+   * The inner join that keeps the tables in the order written, the left one read first
+   * (`a ${orderedJoin} b ON …`). For a join that starts from a few sessions: under a page
+   * filter MariaDB costed the selection of the sessions joined by key as cheap enough to read
+   * every session of the site first (a one-day range's pageviews at 1M: 1.1 s instead of 0.25).
+   */
+  readonly orderedJoin: string;
+  /**
    * `compiled` with each index-hint marker (indexHintMarker, written where no dialect is at
    * hand: the session selection of filters, the conversion test) rendered as this engine's
    * hint, as tableWithIndex would write it.
@@ -321,6 +328,8 @@ class MysqlFamilyDialect implements SqlDialect {
   tableWithoutIndex(table: string, alias: string, index: string): string {
     return `${table} ${alias} IGNORE INDEX (${index})`;
   }
+
+  readonly orderedJoin = 'STRAIGHT_JOIN';
 
   renderIndexHints(compiled: CompiledQuery): CompiledQuery {
     if (!compiled.sql.includes(INDEX_HINT_OPEN)) return compiled;

@@ -87,7 +87,7 @@ export const sharedStatements = {
     if (table.rollupTable === 'pageview_rollups') {
       return (d) =>
         d.builder
-          .selectFrom(sql`${pageviewsByRollup(query, table.rollupDimension!)}`.as('p'))
+          .selectFrom(sql`${pageviewsByRollup(d, query, table.rollupDimension!)}`.as('p'))
           .select(sql<number | string>`COALESCE(SUM(p.n), 0)`.as('pageviews'))
           .compile();
     }

@@ -183,7 +183,7 @@ function metricSource(
       if (pageviews.rollupTable === 'pageview_rollups') {
         return {
           rows: d.builder.selectFrom(
-            sql`${pageviewsByRollup(query, dimension, buckets)}`.as('p'),
+            sql`${pageviewsByRollup(d, query, dimension, buckets)}`.as('p'),
           ) as AnySelect,
           time: sql`${col('p', 't')}`,
           value: sql<string>`${col('p', 'value')}`,
@@ -220,7 +220,9 @@ function metricSource(
       const orders = decideTable(query, 'orders', { metrics: ['revenue'], dimension, buckets });
       if (orders.rollupTable === 'revenue_rollups') {
         return {
-          rows: d.builder.selectFrom(sql`${revenueByRollup(query, dimension, buckets)}`.as('p')) as AnySelect,
+          rows: d.builder.selectFrom(
+            sql`${revenueByRollup(d, query, dimension, buckets)}`.as('p'),
+          ) as AnySelect,
           time: sql`${col('p', 't')}`,
           value: sql<string>`${col('p', 'value')}`,
           num: sql`${col('p', 'n')}`,

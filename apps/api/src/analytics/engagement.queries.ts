@@ -48,7 +48,7 @@ export const engagementStatements = {
       return (d) => {
         const m = pageviewMetrics('h');
         return d.builder
-          .selectFrom(pageviewHitsThroughSessions(query, ['time_on_page_seconds', 'scroll_depth']).as('h'))
+          .selectFrom(pageviewHitsThroughSessions(d, query, ['time_on_page_seconds', 'scroll_depth']).as('h'))
           .select([
             metricOut(d, 'timeOnPageSum', m.timeOnPageSum).as('tsum'),
             m.timedPageviews.as('timed'),

@@ -190,6 +190,21 @@ describe('sqliteDialect', () => {
       ).toContain('ix_h_k');
     });
 
+    it('reads the left table of an orderedJoin first, even where the planner would start from the right', () => {
+      db.exec(
+        'CREATE TABLE big (site INTEGER, id TEXT, PRIMARY KEY (site, id)); CREATE TABLE few (id TEXT); CREATE INDEX ix_few_id ON few (id)',
+      );
+      const plan = (join: string) =>
+        (
+          db
+            .prepare(`EXPLAIN QUERY PLAN SELECT 1 FROM few f ${join} big b ON b.site = 1 AND b.id = f.id`)
+            .all() as Array<{ detail: string }>
+        ).map((r) => r.detail);
+      expect(plan('JOIN')[0]).toMatch(/^SEARCH b\b/);
+      expect(sut.orderedJoin).toBe('CROSS JOIN');
+      expect(plan(sut.orderedJoin)[0]).toMatch(/^SCAN f\b/);
+    });
+
     it('keeps a derived table from being flattened with a LIMIT that limits nothing', () => {
       const compiled = sql`SELECT * FROM (${sut.materialized(sql`SELECT k FROM t`)}) d`.compile(sut.builder);
       expect(compiled.sql).toBe('SELECT * FROM (SELECT k FROM t LIMIT -1) d');

@@ -102,6 +102,9 @@ class SqliteDialect implements SqlDialect {
     return `${table} ${alias} INDEXED BY ${index}`;
   }
 
+  // SQLite keeps the left table of a CROSS JOIN outside (its documented way to fix an order).
+  readonly orderedJoin = 'CROSS JOIN';
+
   tableWithoutIndex(table: string, alias: string): string {
     // SQLite can only turn every index off (NOT INDEXED); its planner is left to choose.
     return `${table} ${alias}`;

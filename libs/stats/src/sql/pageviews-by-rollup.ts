@@ -1,3 +1,4 @@
+import type { SqlDialect } from '@app/db';
 import { RawBuilder, sql } from 'kysely';
 import { hitsOfSession } from '../conversions';
 import { attributeOrMissing, SessionAttribute } from '../definitions';
@@ -38,6 +39,7 @@ interface SessionBucketRollupRead {
  * row's attribute). Exact: test/parity.e2e-spec.ts.
  */
 function bySessionBucketRollup(
+  d: SqlDialect,
   query: StatsQuery,
   dimension: SessionAttribute,
   r: SessionBucketRollupRead,
@@ -56,7 +58,7 @@ function bySessionBucketRollup(
     ${sql.join(rolledUp, sql` UNION ALL `)}
     UNION ALL
     SELECT h.ts, ${attributeOrMissing(dimension, col('ps', dimension))}, ${r.value} FROM ${r.rows}
-    ${joinPageviewSession(query)}
+    ${joinPageviewSession(d, query)}
     WHERE h.site_id = ${site} AND h.session_id IN (${queued})${r.only} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
     UNION ALL
     SELECT b.bucket, ${col('s', dimension)}, -${sql.ref(`b.${r.column}`)} FROM ${sql.table(r.store)} b
@@ -67,11 +69,13 @@ function bySessionBucketRollup(
 
 /** The query's pageviews by one session attribute from pageview_rollups (bySessionBucketRollup). */
 export function pageviewsByRollup(
+  d: SqlDialect,
   query: StatsQuery,
   dimension: SessionAttribute,
   buckets?: readonly Bucket[],
 ): RawBuilder<unknown> {
   return bySessionBucketRollup(
+    d,
     query,
     dimension,
     {
@@ -92,11 +96,13 @@ export function pageviewsByRollup(
  * (bySessionBucketRollup): `n` is revenue in the stored form (exact; cents on SQLite).
  */
 export function revenueByRollup(
+  d: SqlDialect,
   query: StatsQuery,
   dimension: SessionAttribute,
   buckets?: readonly Bucket[],
 ): RawBuilder<unknown> {
   return bySessionBucketRollup(
+    d,
     query,
     dimension,
     {

@@ -45,7 +45,7 @@ export function pageviewsBySession(
     WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
     UNION ALL
     SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('ps', a))} AS ${sql.ref(a)}`))}, 1 AS n
-    ${pageviewsOfSessions(query, sql`NOT ${whole('s')}`)}
+    ${pageviewsOfSessions(d, query, sql`NOT ${whole('s')}`)}
   )`;
 }
 
@@ -60,10 +60,11 @@ export function pageviewsBySession(
  * pageview (time on page, scroll depth) under filters; exact (test/parity.e2e-spec.ts, test/filters.e2e-spec.ts).
  */
 export function pageviewHitsThroughSessions(
+  d: SqlDialect,
   query: StatsQuery,
   columns: readonly ('time_on_page_seconds' | 'scroll_depth')[],
 ): RawBuilder<unknown> {
-  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${pageviewsOfSessions(query, sql`1 = 1`)})`;
+  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${pageviewsOfSessions(d, query, sql`1 = 1`)})`;
 }
 
 /**
@@ -72,7 +73,11 @@ export function pageviewHitsThroughSessions(
  * holds, the settled selected sessions started before the range that end in or after its
  * start, and every queued session.
  */
-function pageviewsOfSessions(query: StatsQuery, ofRange: RawBuilder<unknown>): RawBuilder<unknown> {
+function pageviewsOfSessions(
+  d: SqlDialect,
+  query: StatsQuery,
+  ofRange: RawBuilder<unknown>,
+): RawBuilder<unknown> {
   const { startUtc, endUtc } = query.range;
   const site = query.site.id;
   return sql`FROM (
@@ -84,8 +89,8 @@ function pageviewsOfSessions(query: StatsQuery, ofRange: RawBuilder<unknown>): R
       UNION ALL
       SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
     ) c
-    JOIN ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
-    ${joinPageviewSession(query)}
+    ${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
+    ${joinPageviewSession(d, query)}
     WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
 }
 
@@ -96,11 +101,12 @@ function settled(s: string): RawBuilder<unknown> {
 
 /**
  * The derived session (`ps`) of a pageview `h` read raw: under filters the pageview needs its
- * session selected; unfiltered, any session (or none yet) will do.
+ * session selected, looked up by key after `h` (orderedJoin); unfiltered, any session (or none
+ * yet) will do.
  */
-export function joinPageviewSession(query: StatsQuery): RawBuilder<unknown> {
+export function joinPageviewSession(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
   const selected = sessionSelected(query, 'ps');
   return selected === null
     ? sql`LEFT JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id`
-    : sql`JOIN sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;
+    : sql`${sql.raw(d.orderedJoin)} sessions ps ON ps.site_id = h.site_id AND ps.session_id = h.session_id AND ${selected}`;
 }
