@@ -59,24 +59,24 @@
 --   $57 = "/thank-yov"
 --   $58 = 10
 --   $59 = "/thank-you"
---   $60 = 7
---   $61 = 7
---   $62 = "(direct)"
---   $63 = "/"
---   $64 = 6
---   $65 = "/blog/"
---   $66 = "/thank-you"
---   $67 = 7
---   $68 = "/pricing"
---   $69 = "/docs/"
---   $70 = "/docs0"
---   $71 = 6
---   $72 = "/docs/"
---   $73 = 7
---   $74 = "/thank-you"
---   $75 = "/thank-yov"
---   $76 = 10
---   $77 = "/thank-you"
+--   $60 = "(direct)"
+--   $61 = "/"
+--   $62 = 6
+--   $63 = "/blog/"
+--   $64 = "/thank-you"
+--   $65 = 7
+--   $66 = "/pricing"
+--   $67 = "/docs/"
+--   $68 = "/docs0"
+--   $69 = 6
+--   $70 = "/docs/"
+--   $71 = 7
+--   $72 = "/thank-you"
+--   $73 = "/thank-yov"
+--   $74 = 10
+--   $75 = "/thank-you"
+--   $76 = 7
+--   $77 = 7
 --   $78 = 2026-03-19T23:00:00.000Z
 --   $79 = 2026-04-02T22:00:00.000Z
 SELECT
@@ -163,16 +163,21 @@ FROM
     UNION ALL
     SELECT
       h.ts AS t,
-      COALESCE(`ps`.`channel`, '(unknown)') AS `channel`,
-      COALESCE(`ps`.`source`, '(direct)') AS `source`,
-      COALESCE(`ps`.`country`, '(unknown)') AS `country`,
-      COALESCE(`ps`.`device`, '(unknown)') AS `device`,
-      COALESCE(`ps`.`browser`, '(unknown)') AS `browser`,
+      COALESCE(`c`.`channel`, '(unknown)') AS `channel`,
+      COALESCE(`c`.`source`, '(direct)') AS `source`,
+      COALESCE(`c`.`country`, '(unknown)') AS `country`,
+      COALESCE(`c`.`device`, '(unknown)') AS `device`,
+      COALESCE(`c`.`browser`, '(unknown)') AS `browser`,
       1 AS n
     FROM
       (
         SELECT
-          s.session_id
+          s.session_id,
+          `s`.`channel` AS `channel`,
+          `s`.`source` AS `source`,
+          `s`.`country` AS `country`,
+          `s`.`device` AS `device`,
+          `s`.`browser` AS `browser`
         FROM
           sessions s
         WHERE
@@ -244,7 +249,12 @@ FROM
           )
         UNION ALL
         SELECT
-          s.session_id
+          s.session_id,
+          `s`.`channel` AS `channel`,
+          `s`.`source` AS `source`,
+          `s`.`country` AS `country`,
+          `s`.`device` AS `device`,
+          `s`.`browser` AS `browser`
         FROM
           sessions s
         WHERE
@@ -310,63 +320,68 @@ FROM
           )
         UNION ALL
         SELECT
-          q.session_id
+          q.session_id,
+          `qs`.`channel` AS `channel`,
+          `qs`.`source` AS `source`,
+          `qs`.`country` AS `country`,
+          `qs`.`device` AS `device`,
+          `qs`.`browser` AS `browser`
         FROM
           dirty_sessions q
+          JOIN sessions qs ON qs.site_id = q.site_id
+          AND qs.session_id = q.session_id
+          AND (
+            NOT (`qs`.`source` IN (?))
+            AND (
+              `qs`.`entry_path` IS NOT NULL
+              AND (
+                `qs`.`entry_path` IN (?)
+                OR SUBSTRING(`qs`.`entry_path`, 1, ?) = ?
+              )
+            )
+            AND NOT (
+              `qs`.`exit_path` IS NOT NULL
+              AND (`qs`.`exit_path` IN (?))
+            )
+            AND (`qs`.`site_id`, `qs`.`session_id`) IN (
+              SELECT
+                fp.site_id,
+                fp.session_id
+              FROM
+                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+              WHERE
+                fp.site_id = ?
+                AND fp.type = 'pageview'
+                AND (
+                  `fp`.`step_key` = ?
+                  OR `fp`.`step_key` >= ?
+                  AND `fp`.`step_key` < ?
+                  AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                )
+            )
+            AND (`qs`.`site_id`, `qs`.`session_id`) IN (
+              SELECT
+                fp.site_id,
+                fp.session_id
+              FROM
+                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+              WHERE
+                fp.site_id = ?
+                AND (
+                  (
+                    `fp`.`type` = 'pageview'
+                    AND `fp`.`step_key` >= ?
+                    AND `fp`.`step_key` < ?
+                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                  )
+                )
+            )
+          )
         WHERE
           q.site_id = ?
       ) c
       STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
       AND h.session_id = c.session_id
-      STRAIGHT_JOIN sessions ps ON ps.site_id = h.site_id
-      AND ps.session_id = h.session_id
-      AND (
-        NOT (`ps`.`source` IN (?))
-        AND (
-          `ps`.`entry_path` IS NOT NULL
-          AND (
-            `ps`.`entry_path` IN (?)
-            OR SUBSTRING(`ps`.`entry_path`, 1, ?) = ?
-          )
-        )
-        AND NOT (
-          `ps`.`exit_path` IS NOT NULL
-          AND (`ps`.`exit_path` IN (?))
-        )
-        AND (`ps`.`site_id`, `ps`.`session_id`) IN (
-          SELECT
-            fp.site_id,
-            fp.session_id
-          FROM
-            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-          WHERE
-            fp.site_id = ?
-            AND fp.type = 'pageview'
-            AND (
-              `fp`.`step_key` = ?
-              OR `fp`.`step_key` >= ?
-              AND `fp`.`step_key` < ?
-              AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-            )
-        )
-        AND (`ps`.`site_id`, `ps`.`session_id`) IN (
-          SELECT
-            fp.site_id,
-            fp.session_id
-          FROM
-            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-          WHERE
-            fp.site_id = ?
-            AND (
-              (
-                `fp`.`type` = 'pageview'
-                AND `fp`.`step_key` >= ?
-                AND `fp`.`step_key` < ?
-                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-              )
-            )
-        )
-      )
     WHERE
       h.type = 'pageview'
       AND h.ts >= ?

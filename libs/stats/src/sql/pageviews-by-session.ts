@@ -9,6 +9,9 @@ import { hitsOfSession } from '../conversions';
 import { andAlso, sessionSelected } from './session-filter';
 import { where } from './where';
 
+/** The session attributes of sessions row `s`, named as in sessions. */
+const attributes = (s: string) => sql.join(SESSION_ATTRIBUTES.map((a) => sql`${col(s, a)} AS ${sql.ref(a)}`));
+
 /**
  * The query's pageviews (own ts in the range, session selected by the filters) as rows
  * `(t, channel, source, country, device, browser, n)`: `n` pageviews at time `t`, under their
@@ -37,14 +40,12 @@ export function pageviewsBySession(
       ? sql`${bucketIndex(d, col(s, 'started_at'), [...buckets])} = ${bucketIndex(d, col(s, 'ended_at'), [...buckets])}`
       : sql`1 = 1`;
   const whole = (s: string) => sql`(${col(s, 'ended_at')} < ${endUtc} AND ${sameBucket(s)})`;
-  const attributes = (s: string) =>
-    sql.join(SESSION_ATTRIBUTES.map((a) => sql`${col(s, a)} AS ${sql.ref(a)}`));
   return sql`(
     SELECT s.started_at AS t, ${attributes('s')}, s.pageviews AS n
     FROM sessions s
     WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
     UNION ALL
-    SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('ps', a))} AS ${sql.ref(a)}`))}, 1 AS n
+    SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('c', a))} AS ${sql.ref(a)}`))}, 1 AS n
     ${pageviewsOfSessions(d, query, sql`NOT ${whole('s')}`)}
   )`;
 }
@@ -68,10 +69,14 @@ export function pageviewHitsThroughSessions(
 }
 
 /**
- * `FROM … WHERE` of the pageviews of the range (hits `h`, each with its derived session `ps`,
- * selected under filters) of: the settled selected sessions of the range for which `ofRange`
- * holds, the settled selected sessions started before the range that end in or after its
- * start, and every queued session.
+ * `FROM … WHERE` of the pageviews of the range (hits `h`, each with its session `c`: its id
+ * and attributes) of: the settled selected sessions of the range for which `ofRange` holds,
+ * the settled selected sessions started before the range that end in or after its start, and
+ * every queued session (its row's attributes, missing when it has none yet; under filters, the
+ * queued sessions whose row is selected). A settled session's row reflects all its hits, so
+ * its pageviews take their attributes and their selection from the row already read, not from
+ * a lookup of the row for each pageview (at 1M pageviews under page==/pricing, one per pageview
+ * of the range and a test of the page set for each).
  */
 function pageviewsOfSessions(
   d: SqlDialect,
@@ -80,17 +85,22 @@ function pageviewsOfSessions(
 ): RawBuilder<unknown> {
   const { startUtc, endUtc } = query.range;
   const site = query.site.id;
+  const queuedSelected = sessionSelected(query, 'qs');
+  // Unfiltered, a queued session without a row yet still counts (the raw LEFT JOIN); under
+  // filters it belongs to no selected session.
+  const queuedRow = queuedSelected === null ? sql`LEFT JOIN` : sql`JOIN`;
   return sql`FROM (
-      SELECT s.session_id FROM sessions s
+      SELECT s.session_id, ${attributes('s')} FROM sessions s
       WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${ofRange} AND ${settled('s')}
       UNION ALL
-      SELECT s.session_id FROM sessions s
+      SELECT s.session_id, ${attributes('s')} FROM sessions s
       WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query, 's'))} AND ${settled('s')}
       UNION ALL
-      SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${site}
+      SELECT q.session_id, ${attributes('qs')} FROM dirty_sessions q
+      ${queuedRow} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${andAlso(queuedSelected)}
+      WHERE q.site_id = ${site}
     ) c
     ${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
-    ${joinPageviewSession(d, query)}
     WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
 }
 
