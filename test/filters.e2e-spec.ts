@@ -43,12 +43,13 @@ describe('filters (SPEC §3)', () => {
   let signup: number;
   let price: number;
   let foreignGoal: number;
+  let user: Awaited<ReturnType<TestEnv['user']>>;
 
   const RANGE = { from: '2026-05-04', to: '2026-05-05' };
 
   beforeAll(async () => {
     env = await TestEnv.create();
-    const user = await env.user();
+    user = await env.user();
     site = await env.site({ members: [user] });
     const other = await env.site({ members: [user] });
     key = (await env.key(user)).key;
@@ -318,6 +319,37 @@ describe('filters (SPEC §3)', () => {
     expect(await signups('country==(unknown)')).toEqual([1, 1]);
     expect(await signups(`goal==${price}`)).toEqual([1, 1]);
     expect(await signups('country==GB')).toEqual([0, 0]);
+  });
+
+  // The event hits of the selected sessions are read through those sessions: a session without
+  // pageviews holds events too, and one that started before the range holds its in-range events.
+  it('events under filters: sessions without pageviews, one of them started before the range', async () => {
+    const lone = await env.site({ members: [user] });
+    await env.registerEvent(lone, 'signup');
+    const nz = { country: 'NZ', channel: 'Direct', device: 'mobile' };
+    const au = { country: 'AU', channel: 'Direct', device: 'desktop' };
+    const imported = await env.importHits([
+      event(lone, 'H', '2026-05-03T23:58:00Z', 'signup', nz),
+      event(lone, 'H', '2026-05-04T00:05:00Z', 'signup', nz),
+      event(lone, 'I', '2026-05-04T09:00:00Z', 'signup', nz),
+      pageview(lone, 'J', '2026-05-04T09:30:00Z', '/x', au),
+      event(lone, 'J', '2026-05-04T09:31:00Z', 'signup', au),
+    ]);
+    expect(imported.rejections).toEqual([]);
+    await env.aggregate();
+    const signups = async (filters: string) => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${lone}/events`)
+        .query({ ...RANGE, filters })
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(200);
+      const [row] = res.body.data as Array<{ occurrences: number; sessions: number }>;
+      return [row.occurrences, row.sessions];
+    };
+    expect(await signups('')).toEqual([3, 3]); // H's in-range event, I, J
+    expect(await signups('country==NZ')).toEqual([2, 2]); // H, I: no pageviews
+    expect(await signups('country!=NZ')).toEqual([1, 1]); // J
+    expect(await signups('page==/x')).toEqual([1, 1]); // J
   });
 
   it('engagement: a visitor is returning by their first session of any kind, whatever the filters', async () => {

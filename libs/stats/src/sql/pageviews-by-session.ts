@@ -46,7 +46,7 @@ export function pageviewsBySession(
     WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
     UNION ALL
     SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('c', a))} AS ${sql.ref(a)}`))}, 1 AS n
-    ${pageviewsOfSessions(d, query, sql`NOT ${whole('s')}`)}
+    ${hitsOfSessions(d, query, 'pageview', sql`NOT ${whole('s')}`)}
   )`;
 }
 
@@ -65,43 +65,48 @@ export function pageviewHitsThroughSessions(
   query: StatsQuery,
   columns: readonly ('time_on_page_seconds' | 'scroll_depth')[],
 ): RawBuilder<unknown> {
-  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${pageviewsOfSessions(d, query, sql`1 = 1`)})`;
+  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${hitsOfSessions(d, query, 'pageview')})`;
 }
 
 /**
- * `FROM … WHERE` of the pageviews of the range (hits `h`, each with its session `c`: its id
- * and attributes) of: the settled selected sessions of the range for which `ofRange` holds,
+ * `FROM … WHERE` of the hits of `type` in the range (hits `h`, each with its session `c`: its
+ * id and attributes) of: the settled selected sessions of the range for which `ofRange` holds,
  * the settled selected sessions started before the range that end in or after its start, and
  * every queued session (its row's attributes, missing when it has none yet; under filters, the
- * queued sessions whose row is selected). A settled session's row reflects all its hits, so
- * its pageviews take their attributes and their selection from the row already read, not from
- * a lookup of the row for each pageview (at 1M pageviews under page==/pricing, one per pageview
- * of the range and a test of the page set for each).
+ * queued sessions whose row is selected). Under filters, every hit of the range whose session
+ * is selected (where.hits) belongs to exactly one of these with `ofRange` always true: a
+ * settled session's row reflects all its hits. So its hits take their attributes and their
+ * selection from the row already read, not from a lookup of the row for each hit (at 1M
+ * pageviews under page==/pricing, one per pageview of the range and a test of the page set for
+ * each), and a selective filter reads the hits of its few sessions only.
  */
-function pageviewsOfSessions(
+export function hitsOfSessions(
   d: SqlDialect,
   query: StatsQuery,
-  ofRange: RawBuilder<unknown>,
+  type: 'pageview' | 'event',
+  ofRange: RawBuilder<unknown> = sql`1 = 1`,
 ): RawBuilder<unknown> {
   const { startUtc, endUtc } = query.range;
   const site = query.site.id;
+  // A settled session without pageviews holds none to read (sessions keep no count of events).
+  const holds = type === 'pageview' ? sql` AND s.pageviews > 0` : sql``;
   const queuedSelected = sessionSelected(query, 'qs');
   // Unfiltered, a queued session without a row yet still counts (the raw LEFT JOIN); under
   // filters it belongs to no selected session.
   const queuedRow = queuedSelected === null ? sql`LEFT JOIN` : sql`JOIN`;
   return sql`FROM (
       SELECT s.session_id, ${attributes('s')} FROM sessions s
-      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${ofRange} AND ${settled('s')}
+      WHERE ${where.sessions(query, 's')}${holds} AND ${ofRange} AND ${settled('s')}
       UNION ALL
       SELECT s.session_id, ${attributes('s')} FROM sessions s
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc} AND s.pageviews > 0${andAlso(sessionSelected(query, 's'))} AND ${settled('s')}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${holds}${andAlso(sessionSelected(query, 's'))} AND ${settled('s')}
       UNION ALL
       SELECT q.session_id, ${attributes('qs')} FROM dirty_sessions q
       ${queuedRow} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${andAlso(queuedSelected)}
       WHERE q.site_id = ${site}
     ) c
     ${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = c.session_id
-    WHERE h.type = 'pageview' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
+    WHERE h.type = ${sql.lit(type)} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
 }
 
 /** A session whose row reflects all its hits: not queued for aggregation. */
