@@ -155,6 +155,7 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
     },
   };
   const countries = ['US', 'DE|FR', 'GB'];
+  const onePost = (n: number) => `page==/blog/post-${1 + ((n * 37) % 100)}`;
   return [
     {
       ...overview,
@@ -198,6 +199,30 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       ...overview,
       name: 'overview ⟨page⟩',
       params: dated((n) => ({ limit: '10', filters: n % 2 ? 'page==/pricing' : 'entry_page==/blog/*' })),
+      target: 'filter-page',
+    },
+    {
+      // A page few sessions saw (one blog post of 1,000; /pricing is on ~22 % of sessions).
+      ...overview,
+      name: 'overview ⟨one post⟩',
+      params: dated((n) => ({ limit: '10', filters: onePost(n) })),
+      target: 'filter-page',
+    },
+    {
+      name: 'engagement ⟨one post⟩',
+      route: '/api/v1/sites/{id}/analytics/engagement',
+      params: dated((n) => ({ filters: onePost(n) })),
+      raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
+      target: 'filter-page',
+    },
+    {
+      name: 'events ⟨one post⟩',
+      route: '/api/v1/sites/{id}/events',
+      params: dated((n) => ({ limit: '25', filters: onePost(n) })),
+      raw: {
+        dto: EventsQueryDto,
+        run: (app, q, dto: EventsQueryDto) => app.get(EventsService).report(q, dto),
+      },
       target: 'filter-page',
     },
     {
