@@ -46,7 +46,7 @@ export function pageviewsBySession(
     WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
     UNION ALL
     SELECT h.ts AS t, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql`${attributeOrMissing(a, col('c', a))} AS ${sql.ref(a)}`))}, 1 AS n
-    ${hitsOfSessions(d, query, 'pageview', sql`NOT ${whole('s')}`)}
+    ${hitsThroughSessions(d, query, 'pageview', sql`NOT ${whole('s')}`)}
   )`;
 }
 
@@ -65,7 +65,7 @@ export function pageviewHitsThroughSessions(
   query: StatsQuery,
   columns: readonly ('time_on_page_seconds' | 'scroll_depth')[],
 ): RawBuilder<unknown> {
-  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${hitsOfSessions(d, query, 'pageview')})`;
+  return sql`(SELECT ${sql.join(columns.map((c) => sql.ref(`h.${c}`)))} ${hitsThroughSessions(d, query, 'pageview')})`;
 }
 
 /**
@@ -80,7 +80,7 @@ export function pageviewHitsThroughSessions(
  * pageviews under page==/pricing, one per pageview of the range and a test of the page set for
  * each), and a selective filter reads the hits of its few sessions only.
  */
-export function hitsOfSessions(
+export function hitsThroughSessions(
   d: SqlDialect,
   query: StatsQuery,
   type: 'pageview' | 'event',

@@ -33,11 +33,13 @@ function anyValue(column: Expression<unknown>, values: readonly FilterValue[]): 
  * The site's sessions with at least one hit for which `match` holds over hits `fp`, as the
  * set `(site_id, session_id)` for an `IN` test. MariaDB picks, per statement, how to use it: it
  * builds the set once from the hits' step index (site, type, step_key, …, session_id) when the
- * statement tests many sessions (the sessions of a range), and looks each session's hits up in
- * their own index when it tests few (the sessions of a range's ragged edges, a pageview's
- * session). At 1M pageviews, `page==/pricing` over a 30-day range: the session statements of an
- * overview 1.0–1.3 s → 0.5–0.8 s, where each session's hits had been looked up. SQLite
- * reads the step index: it builds an `IN` set once in any case.
+ * set is small and the statement tests many sessions (the range's sessions under one blog
+ * post's page), and looks each tested session's hits up in their own index otherwise (a range's
+ * ragged edges, a pageview's session, and a set too large for its temporary table: at 10M
+ * pageviews page==/pricing, 22 % of the sessions). At 10M under one blog post, the overview's
+ * statements 7.1–8.1 s → 0.08–0.22 s, where each session's hits had been looked up
+ * (docs/decisions/filters.md). SQLite reads the step index: it builds an `IN` set once in any
+ * case.
  */
 function sessionsWithHit(siteId: number, match: RawBuilder<SqlBool>): RawBuilder<unknown> {
   const hits = tableWithIndexMarker('hits', 'fp', [HITS_BY_STEP, HITS_BY_SESSION]);
