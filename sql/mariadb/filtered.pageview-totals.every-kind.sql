@@ -21,75 +21,76 @@
 --   $19 = "/thank-you"
 --   $20 = 2026-04-02T22:00:00.000Z
 --   $21 = 7
---   $22 = 2026-03-19T23:00:00.000Z
---   $23 = 2026-04-02T22:00:00.000Z
---   $24 = "(direct)"
---   $25 = "/"
---   $26 = 6
---   $27 = "/blog/"
---   $28 = "/thank-you"
---   $29 = 7
---   $30 = "/pricing"
---   $31 = "/docs/"
---   $32 = "/docs0"
---   $33 = 6
---   $34 = "/docs/"
---   $35 = 7
---   $36 = "/thank-you"
---   $37 = "/thank-yov"
---   $38 = 10
---   $39 = "/thank-you"
---   $40 = 2026-04-02T22:00:00.000Z
---   $41 = 7
+--   $22 = 7
+--   $23 = 2026-03-19T23:00:00.000Z
+--   $24 = 2026-04-02T22:00:00.000Z
+--   $25 = "(direct)"
+--   $26 = "/"
+--   $27 = 6
+--   $28 = "/blog/"
+--   $29 = "/thank-you"
+--   $30 = 7
+--   $31 = "/pricing"
+--   $32 = "/docs/"
+--   $33 = "/docs0"
+--   $34 = 6
+--   $35 = "/docs/"
+--   $36 = 7
+--   $37 = "/thank-you"
+--   $38 = "/thank-yov"
+--   $39 = 10
+--   $40 = "/thank-you"
+--   $41 = 2026-04-02T22:00:00.000Z
 --   $42 = 2026-03-19T23:00:00.000Z
---   $43 = 2026-03-19T23:00:00.000Z
---   $44 = "(direct)"
---   $45 = "/"
---   $46 = 6
---   $47 = "/blog/"
---   $48 = "/thank-you"
---   $49 = 7
---   $50 = "/pricing"
---   $51 = "/docs/"
---   $52 = "/docs0"
---   $53 = 6
---   $54 = "/docs/"
---   $55 = 7
---   $56 = "/thank-you"
---   $57 = "/thank-yov"
---   $58 = 10
---   $59 = "/thank-you"
---   $60 = "(direct)"
---   $61 = "/"
---   $62 = 6
---   $63 = "/blog/"
---   $64 = "/thank-you"
---   $65 = 7
---   $66 = "/pricing"
---   $67 = "/docs/"
---   $68 = "/docs0"
---   $69 = 6
---   $70 = "/docs/"
+--   $43 = 2026-04-02T22:00:00.000Z
+--   $44 = 7
+--   $45 = 7
+--   $46 = 2026-03-19T23:00:00.000Z
+--   $47 = 2026-03-19T23:00:00.000Z
+--   $48 = "(direct)"
+--   $49 = "/"
+--   $50 = 6
+--   $51 = "/blog/"
+--   $52 = "/thank-you"
+--   $53 = 7
+--   $54 = "/pricing"
+--   $55 = "/docs/"
+--   $56 = "/docs0"
+--   $57 = 6
+--   $58 = "/docs/"
+--   $59 = 7
+--   $60 = "/thank-you"
+--   $61 = "/thank-yov"
+--   $62 = 10
+--   $63 = "/thank-you"
+--   $64 = 2026-03-19T23:00:00.000Z
+--   $65 = 2026-04-02T22:00:00.000Z
+--   $66 = "(direct)"
+--   $67 = "/"
+--   $68 = 6
+--   $69 = "/blog/"
+--   $70 = "/thank-you"
 --   $71 = 7
---   $72 = "/thank-you"
---   $73 = "/thank-yov"
---   $74 = 10
---   $75 = "/thank-you"
---   $76 = 7
+--   $72 = "/pricing"
+--   $73 = "/docs/"
+--   $74 = "/docs0"
+--   $75 = 6
+--   $76 = "/docs/"
 --   $77 = 7
---   $78 = 2026-03-19T23:00:00.000Z
---   $79 = 2026-04-02T22:00:00.000Z
+--   $78 = "/thank-you"
+--   $79 = "/thank-yov"
+--   $80 = 10
+--   $81 = "/thank-you"
+--   $82 = 7
+--   $83 = 7
+--   $84 = 2026-03-19T23:00:00.000Z
+--   $85 = 2026-04-02T22:00:00.000Z
 SELECT
   COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
   (
     SELECT
       s.started_at AS t,
-      `s`.`channel` AS `channel`,
-      `s`.`source` AS `source`,
-      `s`.`country` AS `country`,
-      `s`.`device` AS `device`,
-      `s`.`browser` AS `browser`,
       s.pageviews AS n
     FROM
       sessions s
@@ -163,227 +164,213 @@ FROM
     UNION ALL
     SELECT
       h.ts AS t,
-      COALESCE(`c`.`channel`, '(unknown)') AS `channel`,
-      COALESCE(`c`.`source`, '(direct)') AS `source`,
-      COALESCE(`c`.`country`, '(unknown)') AS `country`,
-      COALESCE(`c`.`device`, '(unknown)') AS `device`,
-      COALESCE(`c`.`browser`, '(unknown)') AS `browser`,
       1 AS n
     FROM
+      sessions s
+      STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
+      AND h.session_id = `s`.`session_id`
+    WHERE
       (
-        SELECT
-          s.session_id,
-          `s`.`channel` AS `channel`,
-          `s`.`source` AS `source`,
-          `s`.`country` AS `country`,
-          `s`.`device` AS `device`,
-          `s`.`browser` AS `browser`
-        FROM
-          sessions s
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-            AND (
-              NOT (`s`.`source` IN (?))
-              AND (
-                `s`.`entry_path` IS NOT NULL
-                AND (
-                  `s`.`entry_path` IN (?)
-                  OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
-                )
-              )
-              AND NOT (
-                `s`.`exit_path` IS NOT NULL
-                AND (`s`.`exit_path` IN (?))
-              )
-              AND (`s`.`site_id`, `s`.`session_id`) IN (
-                SELECT
-                  fp.site_id,
-                  fp.session_id
-                FROM
-                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-                WHERE
-                  fp.site_id = ?
-                  AND fp.type = 'pageview'
-                  AND (
-                    `fp`.`step_key` = ?
-                    OR `fp`.`step_key` >= ?
-                    AND `fp`.`step_key` < ?
-                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                  )
-              )
-              AND (`s`.`site_id`, `s`.`session_id`) IN (
-                SELECT
-                  fp.site_id,
-                  fp.session_id
-                FROM
-                  hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-                WHERE
-                  fp.site_id = ?
-                  AND (
-                    (
-                      `fp`.`type` = 'pageview'
-                      AND `fp`.`step_key` >= ?
-                      AND `fp`.`step_key` < ?
-                      AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                    )
-                  )
-              )
-            )
-          )
-          AND s.pageviews > 0
-          AND NOT (
-            `s`.`ended_at` < ?
-            AND 1 = 1
-          )
-          AND NOT EXISTS (
-            SELECT
-              1
-            FROM
-              dirty_sessions q
-            WHERE
-              q.site_id = `s`.`site_id`
-              AND q.session_id = `s`.`session_id`
-          )
-        UNION ALL
-        SELECT
-          s.session_id,
-          `s`.`channel` AS `channel`,
-          `s`.`source` AS `source`,
-          `s`.`country` AS `country`,
-          `s`.`device` AS `device`,
-          `s`.`browser` AS `browser`
-        FROM
-          sessions s
-        WHERE
-          s.site_id = ?
-          AND s.started_at < ?
-          AND s.ended_at >= ?
-          AND s.pageviews > 0
+        `s`.`site_id` = ?
+        AND `s`.`started_at` >= ?
+        AND `s`.`started_at` < ?
+        AND (
+          NOT (`s`.`source` IN (?))
           AND (
-            NOT (`s`.`source` IN (?))
+            `s`.`entry_path` IS NOT NULL
             AND (
-              `s`.`entry_path` IS NOT NULL
+              `s`.`entry_path` IN (?)
+              OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+            )
+          )
+          AND NOT (
+            `s`.`exit_path` IS NOT NULL
+            AND (`s`.`exit_path` IN (?))
+          )
+          AND (`s`.`site_id`, `s`.`session_id`) IN (
+            SELECT
+              fp.site_id,
+              fp.session_id
+            FROM
+              hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+            WHERE
+              fp.site_id = ?
+              AND fp.type = 'pageview'
               AND (
-                `s`.`entry_path` IN (?)
-                OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+                `fp`.`step_key` = ?
+                OR `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
-            )
-            AND NOT (
-              `s`.`exit_path` IS NOT NULL
-              AND (`s`.`exit_path` IN (?))
-            )
-            AND (`s`.`site_id`, `s`.`session_id`) IN (
-              SELECT
-                fp.site_id,
-                fp.session_id
-              FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-              WHERE
-                fp.site_id = ?
-                AND fp.type = 'pageview'
-                AND (
-                  `fp`.`step_key` = ?
-                  OR `fp`.`step_key` >= ?
+          )
+          AND (`s`.`site_id`, `s`.`session_id`) IN (
+            SELECT
+              fp.site_id,
+              fp.session_id
+            FROM
+              hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+            WHERE
+              fp.site_id = ?
+              AND (
+                (
+                  `fp`.`type` = 'pageview'
+                  AND `fp`.`step_key` >= ?
                   AND `fp`.`step_key` < ?
                   AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
                 )
-            )
-            AND (`s`.`site_id`, `s`.`session_id`) IN (
-              SELECT
-                fp.site_id,
-                fp.session_id
-              FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-              WHERE
-                fp.site_id = ?
-                AND (
-                  (
-                    `fp`.`type` = 'pageview'
-                    AND `fp`.`step_key` >= ?
-                    AND `fp`.`step_key` < ?
-                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                  )
-                )
-            )
+              )
           )
-          AND NOT EXISTS (
-            SELECT
-              1
-            FROM
-              dirty_sessions q
-            WHERE
-              q.site_id = `s`.`site_id`
-              AND q.session_id = `s`.`session_id`
-          )
-        UNION ALL
+        )
+      )
+      AND s.pageviews > 0
+      AND NOT (
+        `s`.`ended_at` < ?
+        AND 1 = 1
+      )
+      AND NOT EXISTS (
         SELECT
-          q.session_id,
-          `qs`.`channel` AS `channel`,
-          `qs`.`source` AS `source`,
-          `qs`.`country` AS `country`,
-          `qs`.`device` AS `device`,
-          `qs`.`browser` AS `browser`
+          1
         FROM
           dirty_sessions q
-          JOIN sessions qs ON qs.site_id = q.site_id
-          AND qs.session_id = q.session_id
+        WHERE
+          q.site_id = `s`.`site_id`
+          AND q.session_id = `s`.`session_id`
+      )
+      AND h.type = 'pageview'
+      AND h.ts >= ?
+      AND h.ts < ?
+    UNION ALL
+    SELECT
+      h.ts AS t,
+      1 AS n
+    FROM
+      sessions s
+      STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
+      AND h.session_id = `s`.`session_id`
+    WHERE
+      s.site_id = ?
+      AND s.started_at < ?
+      AND s.ended_at >= ?
+      AND s.pageviews > 0
+      AND (
+        NOT (`s`.`source` IN (?))
+        AND (
+          `s`.`entry_path` IS NOT NULL
           AND (
-            NOT (`qs`.`source` IN (?))
+            `s`.`entry_path` IN (?)
+            OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+          )
+        )
+        AND NOT (
+          `s`.`exit_path` IS NOT NULL
+          AND (`s`.`exit_path` IN (?))
+        )
+        AND (`s`.`site_id`, `s`.`session_id`) IN (
+          SELECT
+            fp.site_id,
+            fp.session_id
+          FROM
+            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+          WHERE
+            fp.site_id = ?
+            AND fp.type = 'pageview'
             AND (
-              `qs`.`entry_path` IS NOT NULL
-              AND (
-                `qs`.`entry_path` IN (?)
-                OR SUBSTRING(`qs`.`entry_path`, 1, ?) = ?
+              `fp`.`step_key` = ?
+              OR `fp`.`step_key` >= ?
+              AND `fp`.`step_key` < ?
+              AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+            )
+        )
+        AND (`s`.`site_id`, `s`.`session_id`) IN (
+          SELECT
+            fp.site_id,
+            fp.session_id
+          FROM
+            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+          WHERE
+            fp.site_id = ?
+            AND (
+              (
+                `fp`.`type` = 'pageview'
+                AND `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
               )
             )
-            AND NOT (
-              `qs`.`exit_path` IS NOT NULL
-              AND (`qs`.`exit_path` IN (?))
-            )
-            AND (`qs`.`site_id`, `qs`.`session_id`) IN (
-              SELECT
-                fp.site_id,
-                fp.session_id
-              FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-              WHERE
-                fp.site_id = ?
-                AND fp.type = 'pageview'
-                AND (
-                  `fp`.`step_key` = ?
-                  OR `fp`.`step_key` >= ?
-                  AND `fp`.`step_key` < ?
-                  AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                )
-            )
-            AND (`qs`.`site_id`, `qs`.`session_id`) IN (
-              SELECT
-                fp.site_id,
-                fp.session_id
-              FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-              WHERE
-                fp.site_id = ?
-                AND (
-                  (
-                    `fp`.`type` = 'pageview'
-                    AND `fp`.`step_key` >= ?
-                    AND `fp`.`step_key` < ?
-                    AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
-                  )
-                )
-            )
-          )
+        )
+      )
+      AND NOT EXISTS (
+        SELECT
+          1
+        FROM
+          dirty_sessions q
         WHERE
-          q.site_id = ?
-      ) c
+          q.site_id = `s`.`site_id`
+          AND q.session_id = `s`.`session_id`
+      )
+      AND h.type = 'pageview'
+      AND h.ts >= ?
+      AND h.ts < ?
+    UNION ALL
+    SELECT
+      h.ts AS t,
+      1 AS n
+    FROM
+      dirty_sessions q
+      JOIN sessions qs ON qs.site_id = q.site_id
+      AND qs.session_id = q.session_id
+      AND (
+        NOT (`qs`.`source` IN (?))
+        AND (
+          `qs`.`entry_path` IS NOT NULL
+          AND (
+            `qs`.`entry_path` IN (?)
+            OR SUBSTRING(`qs`.`entry_path`, 1, ?) = ?
+          )
+        )
+        AND NOT (
+          `qs`.`exit_path` IS NOT NULL
+          AND (`qs`.`exit_path` IN (?))
+        )
+        AND (`qs`.`site_id`, `qs`.`session_id`) IN (
+          SELECT
+            fp.site_id,
+            fp.session_id
+          FROM
+            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+          WHERE
+            fp.site_id = ?
+            AND fp.type = 'pageview'
+            AND (
+              `fp`.`step_key` = ?
+              OR `fp`.`step_key` >= ?
+              AND `fp`.`step_key` < ?
+              AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+            )
+        )
+        AND (`qs`.`site_id`, `qs`.`session_id`) IN (
+          SELECT
+            fp.site_id,
+            fp.session_id
+          FROM
+            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+          WHERE
+            fp.site_id = ?
+            AND (
+              (
+                `fp`.`type` = 'pageview'
+                AND `fp`.`step_key` >= ?
+                AND `fp`.`step_key` < ?
+                AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+              )
+            )
+        )
+      )
       STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
-      AND h.session_id = c.session_id
+      AND h.session_id = `q`.`session_id`
     WHERE
-      h.type = 'pageview'
+      q.site_id = ?
+      AND h.type = 'pageview'
       AND h.ts >= ?
       AND h.ts < ?
   ) AS `p`;

@@ -194,7 +194,9 @@ function metricSource(
       }
       if (pageviews.kind === 'bySession') {
         return {
-          rows: d.builder.selectFrom(sql`${pageviewsBySession(d, query, buckets)}`.as('p')) as AnySelect,
+          rows: d.builder.selectFrom(
+            sql`${pageviewsBySession(d, query, buckets, dimension)}`.as('p'),
+          ) as AnySelect,
           time: sql`${col('p', 't')}`,
           value: sql<string>`${col('p', dimension)}`,
           num: sql`${col('p', 'n')}`,

@@ -54,6 +54,9 @@ function registeredEventsWith(
     .compile();
 }
 
+/** What the events page keeps of each event hit read through its session: its name and session. */
+const eventOfSession = () => sql`h.step_key AS step_key, h.session_id AS session_id`;
+
 export const eventsStatements = {
   registeredEventCount(siteId: number): ReportStatement<{ n: number | string }> {
     return (d) =>
@@ -103,7 +106,7 @@ export const eventsStatements = {
                 sql<{
                   step_key: string;
                   session_id: string;
-                }>`(SELECT h.step_key, h.session_id ${hitsThroughSessions(d, query, 'event')})`.as('h'),
+                }>`(${hitsThroughSessions(d, query, 'event', eventOfSession)})`.as('h'),
                 (j) => j.onRef('h.step_key', '=', 'r.name'),
               )
               .select(['r.id as event_id', 'h.session_id', sql<number | string>`COUNT(*)`.as('n')])
