@@ -66,8 +66,8 @@ FROM
         SELECT
           `a`.`bucket`,
           `a`.`channel` AS `value`,
-          `a`.`sessions`,
-          `a`.`bounces`
+          COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`,
+          SUM(`a`.`bounces`) AS `bounces`
         FROM
           `session_attribute_day_rollups` AS `a`
         WHERE
@@ -80,6 +80,9 @@ FROM
               AND NOT (`a`.`device` IN (?))
             )
           )
+        GROUP BY
+          `a`.`bucket`,
+          `a`.`channel`
       ) AS `a`
   ) AS `t`
 GROUP BY

@@ -91,10 +91,19 @@ function metricSource(
       const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups', {
         buckets,
       }).map((part) =>
+        // Each part summed by bucket and value first: MariaDB materialises the union, and a row per
+        // combination of the five attributes (a VARCHAR(255) each) spills its in-memory temporary
+        // tables at 10M pageviews (docs/decisions/filters.md).
         d.builder
           .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
-          .select(['a.bucket', sql.ref(`a.${dimension}`).as('value'), 'a.sessions', 'a.bounces'])
-          .where(where.sessionAttributeRollups(part.query, 'a')),
+          .select([
+            'a.bucket',
+            sql.ref(`a.${dimension}`).as('value'),
+            a.sessions.as('sessions'),
+            sql<number | string>`SUM(${col('a', 'bounces')})`.as('bounces'),
+          ])
+          .where(where.sessionAttributeRollups(part.query, 'a'))
+          .groupBy(['a.bucket', sql.ref(`a.${dimension}`)]),
       );
       return {
         rows: d.builder.selectFrom(unionAllOf(parts).as('a')) as AnySelect,

@@ -118,7 +118,10 @@ export const overviewStatements = {
               .groupBy('p.item_hash') as TopListGroup;
           }
           if (table.rollupTable === 'session_attribute_rollups') {
-            // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
+            // Whole site days from the day rows, the quarter hours around them from the 15-minute
+            // rows, each part summed by value first: the union MariaDB materialises then holds a
+            // row per value, not one per combination of the five attributes and day (at 10M, tens
+            // of thousands of rows of a VARCHAR(255), past the in-memory temporary tables).
             const parts = rollupParts(
               query,
               'session_attribute_rollups',
@@ -126,8 +129,9 @@ export const overviewStatements = {
             ).map((part) =>
               d.builder
                 .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
-                .select([sql.ref(`a.${list}`).as('value'), 'a.sessions'])
-                .where(where.sessionAttributeRollups(part.query, 'a')),
+                .select([sql.ref(`a.${list}`).as('value'), sessionRollupMetrics('a').sessions.as('sessions')])
+                .where(where.sessionAttributeRollups(part.query, 'a'))
+                .groupBy(sql.ref(`a.${list}`)),
             );
             return d.builder
               .selectFrom(unionAllOf(parts).as('a'))
