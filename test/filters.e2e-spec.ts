@@ -449,7 +449,7 @@ describe('filters (SPEC §3)', () => {
     });
     const plan = async (statement: ReturnType<typeof engagementStatements.visitorReturns>) => {
       const compiled = env.dialect.renderIndexHints(statement(env.dialect));
-      return env.ds.query<Array<{ table: string; key: string | null; Extra: string }>>(
+      return env.ds.query<Array<{ table: string; type: string; key: string | null; Extra: string }>>(
         `EXPLAIN ${compiled.sql}`,
         [...compiled.parameters],
       );
@@ -472,13 +472,15 @@ describe('filters (SPEC §3)', () => {
     );
 
     (TEST_ENGINE === 'sqlite' ? it.skip : it)(
-      'reads the distinct visitors of the selected sessions without their index by visitor',
+      'reads the selected sessions without their index by visitor, then their visitors',
       async () => {
-        const sessions = (await plan(engagementStatements.visitorReturns(query()))).filter(
-          (r) => r.table === 's',
-        );
+        const rows = await plan(engagementStatements.visitorReturns(query()));
+        const sessions = rows.filter((r) => r.table === 's');
         expect(sessions).toHaveLength(1);
         expect(sessions[0].key).not.toBe('ix_sessions_site_visitor');
+        // The sessions drive the join: not every visitor of the site probed against them. (How
+        // it reads `v` is MariaDB's choice: on this fixture's six visitors, from a join buffer.)
+        expect(rows.map((r) => r.table)).toEqual(['s', 'v']);
       },
     );
   });

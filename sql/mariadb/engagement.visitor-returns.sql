@@ -6,31 +6,25 @@
 --   $4 = 2026-03-19T23:00:00.000Z
 --   $5 = 2026-04-02T22:00:00.000Z
 SELECT
-  COUNT(`f`.`first_at`) AS `visitors`,
-  COALESCE(SUM(`f`.`first_at` < ?), 0) AS `returners`
+  COUNT(DISTINCT `j`.`visitor_id`) AS `visitors`,
+  COUNT(
+    DISTINCT CASE
+      WHEN `j`.`first_session_at` < ? THEN `j`.`visitor_id`
+    END
+  ) AS `returners`
 FROM
   (
     SELECT
-      (
-        SELECT
-          v.first_session_at
-        FROM
-          visitors v
-        WHERE
-          v.site_id = ?
-          AND v.visitor_id = r.visitor_id
-      ) AS `first_at`
+      s.visitor_id,
+      v.first_session_at
     FROM
+      sessions s IGNORE INDEX (ix_sessions_site_visitor)
+      STRAIGHT_JOIN visitors v ON v.site_id = ?
+      AND v.visitor_id = s.visitor_id
+    WHERE
       (
-        SELECT DISTINCT
-          s.visitor_id
-        FROM
-          sessions s IGNORE INDEX (ix_sessions_site_visitor)
-        WHERE
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-      ) AS `r`
-  ) AS `f`;
+        `s`.`site_id` = ?
+        AND `s`.`started_at` >= ?
+        AND `s`.`started_at` < ?
+      )
+  ) AS `j`;

@@ -113,25 +113,29 @@ export const engagementStatements = {
 
   /**
    * The range's visitors (of its sessions) and how many had their first-ever session before it:
-   * each distinct visitor's first session looked up by key. Joined instead, MariaDB 10.11 read
-   * every visitor of the site and probed the distinct set for each (28.5 s by hand at 10M
-   * pageviews under `source==google;device==mobile`, the set spilled to disk; 6.6 s this way).
-   * The sessions are not read through SESSIONS_BY_VISITOR: MariaDB took its visitor order (no
-   * sort for the distinct) and read each session's row by key for the filter, 5.2 s against
-   * 2.1 s reading the site's rows in order (BENCHMARKS.md run AD).
+   * each selected session's visitor looked up by key in the visitors table (a visitor without a
+   * row there counts nowhere, as before), and both counted distinct. The sessions are read
+   * first (orderedJoin): joined freely, MariaDB 10.11 read every visitor of the site and probed
+   * the sessions for each (28.5 s by hand at 10M pageviews under `source==google;device==mobile`).
+   * Not through SESSIONS_BY_VISITOR: MariaDB took its visitor order (no sort for the distinct)
+   * and read each session's row by key for the filter, 5.2 s against 2.1 s reading the site's
+   * rows in order (BENCHMARKS.md run AD). A first pass of distinct visitor ids looked up after
+   * materialised the ids (a VARCHAR(64), 258 bytes a row in memory), past the in-memory
+   * temporary tables at 10M (docs/decisions/filters.md).
    */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
     return (d) => {
-      const visitors = sql`(SELECT DISTINCT s.visitor_id FROM ${sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR))}
+      const sessions = sql`(SELECT s.visitor_id, v.first_session_at
+        FROM ${sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR))}
+        ${sql.raw(d.orderedJoin)} visitors v ON v.site_id = ${query.site.id} AND v.visitor_id = s.visitor_id
         WHERE ${where.sessions(query, 's')})`;
-      const firstSession = sql`(SELECT v.first_session_at FROM visitors v WHERE v.site_id = ${query.site.id} AND v.visitor_id = r.visitor_id)`;
+      const returning = sql`CASE WHEN ${col('j', 'first_session_at')} < ${query.range.startUtc} THEN ${col('j', 'visitor_id')} END`;
       return d.builder
-        .selectFrom(d.builder.selectFrom(visitors.as('r')).select(firstSession.as('first_at')).as('f'))
+        .selectFrom(sessions.as('j'))
         .select([
-          // A visitor without a row in the visitors table counts nowhere (as an inner join would).
-          sql<Count>`COUNT(${col('f', 'first_at')})`.as('visitors'),
-          sql<Count>`COALESCE(SUM(${col('f', 'first_at')} < ${query.range.startUtc}), 0)`.as('returners'),
+          sql<Count>`COUNT(DISTINCT ${col('j', 'visitor_id')})`.as('visitors'),
+          sql<Count>`COUNT(DISTINCT ${returning})`.as('returners'),
         ])
         .compile();
     };
