@@ -1,5 +1,7 @@
-export const HIT_TYPES = ['pageview', 'event', 'purchase'] as const;
-export type HitType = (typeof HIT_TYPES)[number];
+import type { HitType } from '@app/stats';
+
+export { HIT_TYPES } from '@app/stats';
+export type { HitType };
 
 export interface OrderItem {
   sku: string;

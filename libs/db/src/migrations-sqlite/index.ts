@@ -17,6 +17,7 @@ import { SqlitePathSpanRollups1766600000000 } from './1766600000000-path-span-ro
 import { SqliteSessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
 import { SqliteHitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
 import { SqliteHitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
+import { SqliteHitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -38,4 +39,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionPairDayRollups1766700000000,
   SqliteHitsBySessionSteps1766800000000,
   SqliteHitsBySessionEngagement1766900000000,
+  SqliteHitsWithoutSiteTs1767000000000,
 ];

@@ -120,7 +120,6 @@ const EXPECTED: Record<string, ExpectedTable> = {
     withoutRowid: false,
     indexes: {
       uq_hits_site_hit: unique('site_id', 'hit_id'),
-      ix_hits_site_ts: index('site_id', 'ts'),
       ix_hits_site_type_ts: index('site_id', 'type', 'ts'),
       ix_hits_site_session: index(
         'site_id',

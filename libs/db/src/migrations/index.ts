@@ -26,6 +26,7 @@ import { PathSpanRollups1766600000000 } from './1766600000000-path-span-rollups'
 import { SessionPairDayRollups1766700000000 } from './1766700000000-session-pair-day-rollups';
 import { HitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
 import { HitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
+import { HitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -56,4 +57,5 @@ export const MIGRATIONS = [
   SessionPairDayRollups1766700000000,
   HitsBySessionSteps1766800000000,
   HitsBySessionEngagement1766900000000,
+  HitsWithoutSiteTs1767000000000,
 ];
