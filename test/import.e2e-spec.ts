@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { event, ndjson, pageview, purchase } from './support/hits';
-import { CLI_ENTRY, TestEnv } from './support/test-env';
+import { CLI_ENTRY, TEST_ENGINE, TestEnv } from './support/test-env';
 
 describe('import and aggregate (the real CLI)', () => {
   let env: TestEnv;
@@ -378,4 +378,103 @@ describe('import and aggregate (the real CLI)', () => {
     });
     expect((await count('hits')) - base).toBe(30_000);
   });
+});
+
+/**
+ * On the MySQL family `import` stores hits with LOAD DATA LOCAL (libs/ingest/src/bulk-load.ts),
+ * whose lines escape what would end a field or a line; SQLite INSERTs them. Either way a value
+ * is stored exactly as the line had it.
+ */
+describe('import stores every value as sent', () => {
+  let env: TestEnv;
+  let site: number;
+
+  beforeAll(async () => {
+    env = await TestEnv.create();
+    site = await env.site({ timezone: 'UTC', currency: 'USD' });
+  });
+
+  afterAll(() => env.close());
+
+  const awkward = [
+    'tab\there',
+    'line\nbreak',
+    'carriage\rreturn',
+    'back\\slash',
+    '\\N',
+    'NULL',
+    `quote's "double"`,
+    '100% _wild_',
+    'emoji 😀',
+    'trailing  ',
+    // SQLite's text functions stop at a NUL; MariaDB keeps it, and LOAD DATA must escape it.
+    ...(TEST_ENGINE === 'sqlite' ? [] : ['nul\u0000byte']),
+  ];
+  /** Statements the server ran, of every connection: no other suite runs beside this one. */
+  const statements = async () => {
+    const rows: Array<{ Variable_name: string; Value: string }> = await env.ds.query(
+      "SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_load', 'Com_rollback')",
+    );
+    return Object.fromEntries(rows.map((r) => [r.Variable_name, Number(r.Value)]));
+  };
+  const storedValues = async (session: string) => {
+    const rows: Array<{ hit_id: string; path: string; source: string; browser: string | null }> =
+      await env.ds.query(
+        'SELECT hit_id, path, source, browser FROM hits WHERE site_id = ? AND session_id = ? ORDER BY seq',
+        [site, session],
+      );
+    return rows.map((r) => ({ ...r }));
+  };
+  const hitsOf = (session: string) =>
+    awkward.map((text, i) =>
+      pageview(site, session, `2026-05-01T10:00:${String(i).padStart(2, '0')}.25Z`, `/${text}`, {
+        id: `${session} ${text}`,
+        source: text,
+      }),
+    );
+  const expected = (session: string) =>
+    awkward.map((text) => ({ hit_id: `${session} ${text}`, path: `/${text}`, source: text, browser: null }));
+
+  it('keeps tabs, line breaks, backslashes, "\\N", quotes and trailing spaces in ids, paths and attributes', async () => {
+    const before = TEST_ENGINE === 'sqlite' ? {} : await statements();
+    const result = await env.importHits(hitsOf('odd'));
+    expect(result).toMatchObject({ imported: awkward.length, rejected: 0, rejections: [] });
+    expect(await storedValues('odd')).toEqual(expected('odd'));
+    if (TEST_ENGINE === 'sqlite') return;
+    // One LOAD DATA stored the batch: no warning sent it back to INSERT (a rolled-back attempt).
+    const after = await statements();
+    expect({
+      loads: after.Com_load - before.Com_load,
+      rollbacks: after.Com_rollback - before.Com_rollback,
+    }).toEqual({
+      loads: 1,
+      rollbacks: 0,
+    });
+    const [{ ms }] = await env.ds.query(
+      `SELECT COUNT(*) AS ms FROM hits WHERE site_id = ? AND session_id = 'odd' AND ts = ?`,
+      [site, new Date('2026-05-01T10:00:03.250Z')],
+    );
+    expect(Number(ms)).toBe(1);
+  });
+
+  // Skipped on SQLite: it has no LOAD DATA and no server setting to refuse it; it always INSERTs.
+  (TEST_ENGINE === 'sqlite' ? it.skip : it)(
+    'INSERTs the hits when the server refuses LOAD DATA LOCAL (local_infile=OFF)',
+    async () => {
+      const [{ Value: setting }] = await env.ds.query("SHOW GLOBAL VARIABLES LIKE 'local_infile'");
+      await env.ds.query('SET GLOBAL local_infile = 0');
+      try {
+        const result = await env.importHits(hitsOf('off'));
+        expect(result).toMatchObject({ imported: awkward.length, rejected: 0, rejections: [] });
+      } finally {
+        await env.ds.query(`SET GLOBAL local_infile = ${setting === 'ON' ? 1 : 0}`);
+      }
+      expect(await storedValues('off')).toEqual(expected('off'));
+      const [{ q }] = await env.ds.query(
+        `SELECT COUNT(*) AS q FROM dirty_sessions WHERE site_id = ? AND session_id = 'off'`,
+        [site],
+      );
+      expect(Number(q)).toBe(1);
+    },
+  );
 });

@@ -3,6 +3,7 @@ import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/s
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
 import { Expression, SqlBool, sql } from 'kysely';
 import { EntityManager } from 'typeorm';
+import { BulkLoadUnavailable, loadRows, LoadValue } from './bulk-load';
 import { Hit } from './hit';
 import { flatRows, MAX_IN_LIST } from './rollup-writer';
 
@@ -166,6 +167,40 @@ async function insertRows(
   return ranges;
 }
 
+/**
+ * How an import stores its hits on the MySQL family: with LOAD DATA LOCAL (bulk-load.ts) until the
+ * server refuses it, then with INSERT. One object per import, shared by its batches.
+ */
+export interface HitStorage {
+  load: boolean;
+}
+
+/**
+ * Stores a batch's hit rows; with `blocks`, returns the ranges of seq they got. A LOAD DATA gets
+ * one block of seq (the MySQL family's "bulk insert", under the table's AUTO-INC lock with
+ * `innodb_autoinc_lock_mode` 0 or 1). Throws BulkLoadWarnings when the server did not take the
+ * rows as sent: the caller rolls back and writes the batch again without `storage`.
+ */
+async function storeHits(
+  em: EntityManager,
+  dialect: SqlDialect,
+  rows: LoadValue[][],
+  blocks?: SeqBlocks,
+  storage?: HitStorage,
+): Promise<SeqRange[]> {
+  if (storage?.load && rows.length > 0) {
+    try {
+      const first = await loadRows(em, 'hits', HIT_COLUMNS, rows);
+      return blocks ? [[first, first + (rows.length - 1) * blocks.step]] : [];
+    } catch (e) {
+      if (!(e instanceof BulkLoadUnavailable)) throw e;
+      // A refused statement leaves the transaction as it was: the rest of the import INSERTs.
+      storage.load = false;
+    }
+  }
+  return insertRows(em, dialect, 'hits', HIT_COLUMNS, rows, false, blocks);
+}
+
 const HIT_ROLLUP_SUMS = [
   'pageviews',
   'timed_pageviews',
@@ -242,6 +277,7 @@ export async function writeHitBatch(
   batch: Hit[],
   now: Date,
   blocks?: SeqBlocks,
+  storage?: HitStorage,
 ): Promise<BatchResult> {
   const fresh: Hit[] = [];
   const hitIds = new Map(
@@ -255,11 +291,9 @@ export async function writeHitBatch(
     fresh.push(h);
   }
 
-  const stored = await insertRows(
+  const stored = await storeHits(
     em,
     dialect,
-    'hits',
-    HIT_COLUMNS,
     fresh.map((h) => [
       h.siteId,
       h.id,
@@ -280,8 +314,8 @@ export async function writeHitBatch(
       dialect.decimalIn(h.revenue, 2),
       h.currency,
     ]),
-    false,
     blocks,
+    storage,
   );
 
   const orderRows: unknown[][] = [];

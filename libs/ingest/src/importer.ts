@@ -6,7 +6,8 @@ import { DataSource } from 'typeorm';
 import { Hit, SiteFacts } from './hit';
 import { HitRejection, parseHitLine } from './hit-parser';
 import { KeyedWrites } from './keyed-writes';
-import { seqBlocksOf, writeHitBatch } from './hit-writer';
+import { BulkLoadWarnings } from './bulk-load';
+import { HitStorage, seqBlocksOf, writeHitBatch } from './hit-writer';
 import { readLines } from './line-reader';
 import { withDeadlockRetry } from './retry';
 
@@ -106,19 +107,22 @@ export class HitImporter {
       seconds: 0,
     };
     let batch: PendingHit[] = [];
+    const storage: HitStorage = { load: this.sql.dialect.name !== 'sqlite' };
+    const writeOnce = (hits: Hit[], load: boolean) =>
+      withDeadlockRetry(() =>
+        this.ds.transaction(this.sql.dialect.writeIsolation, (em) =>
+          writeHitBatch(em, this.sql.dialect, hits, new Date(), blocks, load ? storage : undefined),
+        ),
+      );
     const write = async (pending: PendingHit[]): Promise<void> => {
       try {
-        const result = await withDeadlockRetry(() =>
-          this.ds.transaction(this.sql.dialect.writeIsolation, (em) =>
-            writeHitBatch(
-              em,
-              this.sql.dialect,
-              pending.map((p) => p.hit),
-              new Date(),
-              blocks,
-            ),
-          ),
-        );
+        const hits = pending.map((p) => p.hit);
+        // A batch the bulk load did not store exactly is rolled back and INSERTed, which refuses
+        // the line the load would have adjusted (and the halving below finds it).
+        const result = await writeOnce(hits, true).catch((e: unknown) => {
+          if (e instanceof BulkLoadWarnings) return writeOnce(hits, false);
+          throw e;
+        });
         // After the commit, never inside it: a cache entry under the new version is then always
         // computed from committed data, and the batch takes no lock that the aggregator also needs.
         await bumpDataVersions(this.ds.manager, this.sql.dialect, result.sites);
