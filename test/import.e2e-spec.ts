@@ -120,7 +120,7 @@ describe('import and aggregate (the real CLI)', () => {
     expect(order.revenue).toBe('20.00');
   });
 
-  it('writes batches two at a time, and the first line of a hit id or an order id still wins', async () => {
+  it('writes batches several at a time, and the first line of a hit id or an order id still wins', async () => {
     const wide = await env.site({ timezone: 'UTC', currency: 'USD' });
     // 2,500 lines: three batches. Batches 1 and 2 share a hit id and an order id (so the second
     // waits for the first); batch 3 shares nothing and is written beside batch 2.

@@ -348,17 +348,12 @@ export async function writeHitBatch(
       );
     }
   }
-  await addToHitRollups(
-    em,
-    dialect,
-    fresh.filter((h) => h.type === 'pageview'),
-    stored,
-  );
-
   await insertRows(em, dialect, 'orders', ORDER_COLUMNS, orderRows, false);
   await insertRows(em, dialect, 'order_items', ITEM_COLUMNS, itemRows, false);
-  await addToOrderRollups(em, dialect, orderRows);
 
+  // What the batches written at once share comes last: the queue entries of a session whose
+  // hits span two batches, and the rollup rows of a quarter hour. Each is locked until the
+  // commit, so a batch that needs a row another batch holds waits only for that batch's end.
   // Sorted so that concurrent writers and the aggregator take row locks in one order.
   const sessions = [...new Set(fresh.map((h) => `${h.siteId}\u0000${h.sessionId}`))].sort();
   await insertRows(
@@ -371,6 +366,13 @@ export async function writeHitBatch(
       return [Number(siteId), sessionId, now];
     }),
     true,
+  );
+  await addToOrderRollups(em, dialect, orderRows);
+  await addToHitRollups(
+    em,
+    dialect,
+    fresh.filter((h) => h.type === 'pageview'),
+    stored,
   );
 
   return {

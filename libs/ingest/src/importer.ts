@@ -12,8 +12,12 @@ import { readLines } from './line-reader';
 import { withDeadlockRetry } from './retry';
 
 export const IMPORT_BATCH_SIZE = 1000;
-/** Batches written at once on the MySQL family (one on SQLite, a single writer). */
-export const IMPORT_WRITERS = 2;
+/**
+ * Batches written at once on the MySQL family (one on SQLite, a single writer). At 1M hits on
+ * two cores with LOAD DATA (BENCHMARKS.md run AI): 44.7k hits/s with two, 46.6–47.0k with three,
+ * 47.0k with four: each batch's LOAD holds the table's AUTO-INC lock, so more wait on it.
+ */
+export const IMPORT_WRITERS = 3;
 const MAX_LINE_BYTES = 1024 * 1024;
 
 export interface ImportSource {
