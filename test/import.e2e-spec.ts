@@ -425,6 +425,17 @@ describe('import stores every value as sent', () => {
       );
     return rows.map((r) => ({ ...r }));
   };
+  /** Runs `work` with the server's local_infile set to `on` (MariaDB), then puts it back as it was. */
+  const withLocalInfile = async <T>(on: boolean, work: () => Promise<T>): Promise<T> => {
+    if (TEST_ENGINE === 'sqlite') return work();
+    const [{ Value: setting }] = await env.ds.query("SHOW GLOBAL VARIABLES LIKE 'local_infile'");
+    await env.ds.query(`SET GLOBAL local_infile = ${on ? 1 : 0}`);
+    try {
+      return await work();
+    } finally {
+      await env.ds.query(`SET GLOBAL local_infile = ${setting === 'ON' ? 1 : 0}`);
+    }
+  };
   const hitsOf = (session: string) =>
     awkward.map((text, i) =>
       pageview(site, session, `2026-05-01T10:00:${String(i).padStart(2, '0')}.25Z`, `/${text}`, {
@@ -437,7 +448,7 @@ describe('import stores every value as sent', () => {
 
   it('keeps tabs, line breaks, backslashes, "\\N", quotes and trailing spaces in ids, paths and attributes', async () => {
     const before = TEST_ENGINE === 'sqlite' ? {} : await statements();
-    const result = await env.importHits(hitsOf('odd'));
+    const result = await withLocalInfile(true, () => env.importHits(hitsOf('odd')));
     expect(result).toMatchObject({ imported: awkward.length, rejected: 0, rejections: [] });
     expect(await storedValues('odd')).toEqual(expected('odd'));
     if (TEST_ENGINE === 'sqlite') return;
@@ -461,14 +472,8 @@ describe('import stores every value as sent', () => {
   (TEST_ENGINE === 'sqlite' ? it.skip : it)(
     'INSERTs the hits when the server refuses LOAD DATA LOCAL (local_infile=OFF)',
     async () => {
-      const [{ Value: setting }] = await env.ds.query("SHOW GLOBAL VARIABLES LIKE 'local_infile'");
-      await env.ds.query('SET GLOBAL local_infile = 0');
-      try {
-        const result = await env.importHits(hitsOf('off'));
-        expect(result).toMatchObject({ imported: awkward.length, rejected: 0, rejections: [] });
-      } finally {
-        await env.ds.query(`SET GLOBAL local_infile = ${setting === 'ON' ? 1 : 0}`);
-      }
+      const result = await withLocalInfile(false, () => env.importHits(hitsOf('off')));
+      expect(result).toMatchObject({ imported: awkward.length, rejected: 0, rejections: [] });
       expect(await storedValues('off')).toEqual(expected('off'));
       const [{ q }] = await env.ds.query(
         `SELECT COUNT(*) AS q FROM dirty_sessions WHERE site_id = ? AND session_id = 'off'`,
