@@ -6,6 +6,10 @@ import type { SqlDialect } from '@app/db';
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 import { col } from './sql/col';
 
+/** The hit types of SPEC §1. `hits.type` is NOT NULL and one of them. */
+export const HIT_TYPES = ['pageview', 'event', 'purchase'] as const;
+export type HitType = (typeof HIT_TYPES)[number];
+
 /** Session attributes taken from the session's first hit. */
 export const SESSION_ATTRIBUTES = ['channel', 'source', 'country', 'device', 'browser'] as const;
 export type SessionAttribute = (typeof SESSION_ATTRIBUTES)[number];
@@ -30,6 +34,11 @@ export const HITS_BY_SESSION = 'ix_hits_site_session';
 /** The sessions of a visitor in order of their start. */
 export const SESSIONS_BY_VISITOR = 'ix_sessions_site_visitor';
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
+/**
+ * A site's hits by type and time. A window of every type reads as its HIT_TYPES ranges
+ * (where.liveHits): `hits` has no (site_id, ts) index (migration 1767000000000).
+ */
+export const HITS_BY_TYPE_TIME = 'ix_hits_site_type_ts';
 
 /** HIT_ORDER as an ORDER BY list over table alias `alias`, oldest first or newest first. */
 export function hitOrderSql(alias: string, direction: 'asc' | 'desc' = 'asc'): string {

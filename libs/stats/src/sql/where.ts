@@ -1,20 +1,10 @@
 import { Expression, sql, SqlBool } from 'kysely';
-import { SESSION_ATTRIBUTES } from '../definitions';
+import { HIT_TYPES, HitType, SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { andAlso, rollupValueSelected, rowOfSelectedSession, sessionSelected } from './session-filter';
 
 export { col };
-
-export const HIT_TYPES = ['pageview', 'event', 'purchase'] as const;
-export type HitType = (typeof HIT_TYPES)[number];
-
-/**
- * Hits of the site within [since, until] in the form (site_id, type, ts) can read: of `type`, or
- * of every type as the three ranges of that index (`hits` has no (site_id, ts) index: migration
- * 1767000000000). `type` is NOT NULL and one of HIT_TYPES, so the list drops no hit.
- */
-export const HITS_BY_TYPE_TIME = 'ix_hits_site_type_ts';
 
 /** A rollup that keeps no session attribute cannot answer a filtered query (decideTable knows). */
 function unfiltered(query: StatsQuery, table: string): void {
