@@ -66,6 +66,34 @@ describe(parseHitLine.name, () => {
     }
   });
 
+  it('reads a UTC timestamp as new Date() does, to the millisecond, and refuses the same ones', () => {
+    const texts = [
+      '2026-03-01T10:00Z',
+      '2026-03-01T10:00:07Z',
+      '2026-03-01T10:00:07.5Z',
+      '2026-03-01T10:00:07.05Z',
+      '2026-03-01T10:00:07.999Z',
+      '2026-03-01T10:00:07.9999999Z',
+      '1970-01-01T00:00:00.000Z',
+      '9999-12-31T23:59:59.999Z',
+      '2024-02-29T00:00:00Z',
+    ];
+    for (const ts of texts) {
+      expect(parseHitLine(line({ ...base, ts }), site).ts.getTime()).toBe(new Date(ts).getTime());
+    }
+    expect(reason(line({ ...base, ts: '2026-03-01T24:00:00Z' }))).toBe(
+      'ts is not a valid calendar date and time',
+    );
+    expect(reason(line({ ...base, ts: '2026-03-01T10:60:00Z' }))).toBe('ts is not a valid timestamp');
+    expect(reason(line({ ...base, ts: '2025-02-29T10:00:00Z' }))).toBe(
+      'ts is not a valid calendar date and time',
+    );
+    expect(reason(line({ ...base, ts: '0099-03-01T10:00:00Z' }))).toBe('ts must be between 1970 and 9999');
+    expect(reason(line({ ...base, ts: '1969-12-31T23:59:59.999Z' }))).toBe(
+      'ts must be between 1970 and 9999',
+    );
+  });
+
   it('treats empty attributes as missing', () => {
     expect(parseHitLine(line({ ...base, channel: '' }), site).channel).toBeNull();
   });

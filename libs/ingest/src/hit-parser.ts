@@ -52,7 +52,21 @@ function parseTimestamp(v: unknown): Date {
   if (typeof v !== 'string') fail('ts must be an ISO 8601 timestamp string');
   const m = TS_PATTERN.exec(v);
   if (!m) fail('ts must be an ISO 8601 timestamp with Z or an offset, e.g. 2026-11-01T12:00:00Z');
-  const [, y, mo, d, h, mi, s] = m;
+  const [, y, mo, d, h, mi, s, fraction, zone] = m;
+  // The common text, in UTC with fields in range, built from the fields the pattern read: the
+  // Date new Date(v) gives (fraction digits past the milliseconds dropped), for a third of its
+  // cost. Anything else is parsed by new Date(v) and checked below.
+  if (
+    zone === 'Z' &&
+    +y >= 1970 &&
+    +h <= 23 &&
+    +mi <= 59 &&
+    (s === undefined || +s <= 59) &&
+    isCalendarDay(+y, +mo, +d)
+  ) {
+    const ms = fraction === undefined ? 0 : +fraction.slice(0, 3).padEnd(3, '0');
+    return new Date(Date.UTC(+y, +mo - 1, +d, +h, +mi, s === undefined ? 0 : +s, ms));
+  }
   const date = new Date(v);
   if (Number.isNaN(date.getTime())) fail('ts is not a valid timestamp');
   if (+h > 23 || +mi > 59 || (s !== undefined && +s > 59) || !isCalendarDay(+y, +mo, +d)) {

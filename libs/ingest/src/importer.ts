@@ -8,7 +8,7 @@ import { HitRejection, parseHitLine } from './hit-parser';
 import { KeyedWrites } from './keyed-writes';
 import { BulkLoadWarnings } from './bulk-load';
 import { HitStorage, seqBlocksOf, writeHitBatch } from './hit-writer';
-import { readLines } from './line-reader';
+import { readLineChunks } from './line-reader';
 import { withDeadlockRetry } from './retry';
 
 export const IMPORT_BATCH_SIZE = 1000;
@@ -164,27 +164,30 @@ export class HitImporter {
     };
 
     outer: for (const source of sources) {
-      for await (const line of readLines(source.stream, MAX_LINE_BYTES, (n) => listener.onBytes?.(n))) {
-        if (line.text.trim() === '' && !line.tooLong) continue;
-        summary.lines++;
-        try {
-          if (line.tooLong) throw new HitRejection(`line longer than ${MAX_LINE_BYTES} bytes`);
-          batch.push({
-            hit: parseHitLine(line.text, (id) => sites.get(id)),
-            source: source.name,
-            line: line.number,
-          });
-        } catch (e) {
-          if (!(e instanceof HitRejection)) throw e;
-          summary.rejected++;
-          listener.onReject?.({ source: source.name, line: line.number, reason: e.message });
-        }
-        if (batch.length >= batchSize) {
-          await flush();
-          if (this.stopRequested) {
-            summary.interrupted = true;
-            source.stream.destroy();
-            break outer;
+      const chunks = readLineChunks(source.stream, MAX_LINE_BYTES, (n) => listener.onBytes?.(n));
+      for await (const lines of chunks) {
+        for (const line of lines) {
+          if (line.text.trim() === '' && !line.tooLong) continue;
+          summary.lines++;
+          try {
+            if (line.tooLong) throw new HitRejection(`line longer than ${MAX_LINE_BYTES} bytes`);
+            batch.push({
+              hit: parseHitLine(line.text, (id) => sites.get(id)),
+              source: source.name,
+              line: line.number,
+            });
+          } catch (e) {
+            if (!(e instanceof HitRejection)) throw e;
+            summary.rejected++;
+            listener.onReject?.({ source: source.name, line: line.number, reason: e.message });
+          }
+          if (batch.length >= batchSize) {
+            await flush();
+            if (this.stopRequested) {
+              summary.interrupted = true;
+              source.stream.destroy();
+              break outer;
+            }
           }
         }
       }
