@@ -74,7 +74,10 @@ export function dataSourceOptions(
     poolSize: pool.poolSize ?? 10,
     connectTimeout: pool.connectTimeoutMs ?? 1000,
     ...api,
-    extra: { enableKeepAlive: true, ...(pool.api ? { queueLimit: pool.api.queueLimit } : {}) },
+    // trace: false spares every statement mysql2's capture of its caller's stack (an Error's
+    // stack trace, ~60 µs: 0.9 s of an import's 1.3M hits at 1M); a failed statement's error
+    // then carries the driver's stack instead.
+    extra: { enableKeepAlive: true, trace: false, ...(pool.api ? { queueLimit: pool.api.queueLimit } : {}) },
   };
 }
 
