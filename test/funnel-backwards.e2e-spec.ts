@@ -57,7 +57,8 @@ const SCOPES = [
 ];
 
 /**
- * Requests read a funnel backwards from each step's hits (FunnelQueries.visitorsPerStepBackwards);
+ * Requests read a funnel backwards from each step's hits, a statement per step
+ * (funnelStatements.visitorsAtStepBackwards, run at once);
  * the raw path keeps the forward reading of SPEC §4 from every step-1 hit. Both must count the
  * same visitors at every step, for every window, range, zone and filter.
  */
