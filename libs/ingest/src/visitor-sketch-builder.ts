@@ -172,8 +172,8 @@ export class VisitorSketchBuilder {
       groups.map((g) => [
         g,
         {
-          hours: new Map(g.hours.map((h) => [h, new VisitorSketch()])),
-          whole: new VisitorSketch(),
+          hours: new Map(g.hours.map((h) => [h, new SparseVisitorSketch()])),
+          whole: new SparseVisitorSketch(),
           values: new ValueSketches(),
         },
       ]),
@@ -330,7 +330,12 @@ export class VisitorSketchBuilder {
   /** Writes the sketches, and removes those left with no session in their hour or day. */
   private async store(
     em: EntityManager,
-    sketches: ReadonlyArray<{ siteId: number; grain: 'hour' | 'day'; bucket: number; sketch: VisitorSketch }>,
+    sketches: ReadonlyArray<{
+      siteId: number;
+      grain: 'hour' | 'day';
+      bucket: number;
+      sketch: SparseVisitorSketch;
+    }>,
   ): Promise<void> {
     const d = this.sql.dialect;
     const empty = sketches.filter((s) => s.sketch.isEmpty());
