@@ -1,4 +1,4 @@
-import { resolveRange } from '../date-range';
+import { localDayStart, resolveRange } from '../date-range';
 import {
   attributeKey,
   attributeRollupDeltas,
@@ -211,5 +211,35 @@ describe(pairRollupDeltas.name, () => {
     // MD5 of the UTF-8 of "/a" (`printf '/a' | md5sum`), as session_path_rollups keys a path.
     expect((values[4] as Buffer).toString('hex')).toBe('0639767f3e9eaad729b54037a7e2abf5');
     expect(values[5]).toBe('/a');
+  });
+});
+
+describe(localDayBucket.name, () => {
+  // DST at 02:00 (New York, Berlin), at midnight (Havana: a day without 00:00, and one with it
+  // twice), by 30 minutes (Lord Howe), and offsets off the hour (Kathmandu, Chatham, St John's).
+  const ZONES = [
+    'America/New_York',
+    'Europe/Berlin',
+    'America/Havana',
+    'Australia/Lord_Howe',
+    'Asia/Kathmandu',
+    'Pacific/Chatham',
+    'America/St_Johns',
+  ];
+  // Around both of the year's changes, every 37 minutes, asked in a scrambled order.
+  const instants = [
+    ['2026-03-01T00:00:00Z', '2026-04-12T00:00:00Z'],
+    ['2026-09-20T00:00:00Z', '2026-11-10T00:00:00Z'],
+  ].flatMap(([from, to]) => {
+    const out: Date[] = [];
+    for (let t = Date.parse(from); t < Date.parse(to); t += 37 * 60_000) out.push(new Date(t));
+    return out;
+  });
+  const scrambled = instants.map((_, i) => instants[(i * 7919) % instants.length]);
+
+  it.each(ZONES)('is the site day start of every instant, asked in any order (%s)', (zone) => {
+    const bucketOf = localDayBucket(zone);
+    const wrong = scrambled.filter((at) => bucketOf(at).getTime() !== localDayStart(at, zone).getTime());
+    expect(wrong.map((at) => at.toISOString())).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from '../date-range';
 import { createHash } from 'node:crypto';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
+import { DAY_MS } from './visitor-sketch';
 
 /**
  * The session rollup: per site, 15-minute UTC bucket of the session start, session attribute
@@ -84,6 +85,10 @@ function netSessionDeltas<R extends object>(
   const deltas = new Map<string, R & SessionCounts>();
   const add = (s: RolledUpSession, sign: 1 | -1) => {
     const bucket = bucketOf(s.started_at);
+    // The session's counts once, for each of its rows (the pair rollup has up to 26).
+    const bounces = sign * Number(s.is_bounce);
+    const sessionPageviews = sign * Number(s.pageviews);
+    const durationMillis = BigInt(sign) * toMillis(s.duration_seconds);
     for (const { key, row } of rowsOf(s, bucket)) {
       const full = `${bucket.getTime()}\u0000${key}`;
       let d = deltas.get(full);
@@ -92,9 +97,9 @@ function netSessionDeltas<R extends object>(
         deltas.set(full, d);
       }
       d.sessions += sign;
-      d.bounces += sign * Number(s.is_bounce);
-      d.sessionPageviews += sign * Number(s.pageviews);
-      d.durationMillis += BigInt(sign) * toMillis(s.duration_seconds);
+      d.bounces += bounces;
+      d.sessionPageviews += sessionPageviews;
+      d.durationMillis += durationMillis;
     }
   };
   before.forEach((s) => add(s, -1));
@@ -128,20 +133,27 @@ export function sessionRollupDeltas(
 /**
  * The bucket of the day rollups for a site in `zone`: the start of the site's local day of a
  * session start (localDayStart), so that a report in the site's zone (the default) reads a
- * range, or a day, week or month bucket, from whole day rows. Memoised by 15-minute bucket:
- * every local midnight of a zone in use today falls on one, so all instants of a 15-minute
- * bucket share their local day (an older offset that does not is computed each time).
+ * range, or a day, week or month bucket, from whole day rows. Memoised by site day: each day
+ * computed, [its start, the next day's start), is kept under every UTC day it overlaps, and an
+ * instant inside it is answered from there. A backfill asks once per session and rollup; a
+ * memo by 15-minute bucket still computed each quarter hour of a small site's sessions anew.
  */
 export function localDayBucket(zone: string): (instant: Date) => Date {
-  const days = new Map<number, Date>();
+  const days = new Map<number, Array<{ start: Date; end: number }>>();
   return (instant) => {
-    const quarter = rollupBucket(instant).getTime();
-    const known = days.get(quarter);
-    if (known) return known;
-    const day = localDayStart(instant, zone);
-    const next = nextLocalDayStart(instant, zone);
-    if (onBoundary(day) && onBoundary(next)) days.set(quarter, day);
-    return day;
+    const at = instant.getTime();
+    const utcDay = Math.floor(at / DAY_MS);
+    const known = days.get(utcDay)?.find((d) => d.start.getTime() <= at && at < d.end);
+    if (known) return known.start;
+    const start = localDayStart(instant, zone);
+    const end = nextLocalDayStart(instant, zone).getTime();
+    const day = { start, end };
+    for (let u = Math.floor(start.getTime() / DAY_MS); u * DAY_MS < end; u++) {
+      const list = days.get(u);
+      if (list) list.push(day);
+      else days.set(u, [day]);
+    }
+    return start;
   };
 }
 
