@@ -18,6 +18,7 @@ import {
   rollupBucket,
   RollupDelta,
   localDayBucket,
+  md5,
   PAIR_ROLLUP,
   pairRollupDeltas,
   sessionRollupDeltas,
@@ -26,7 +27,6 @@ import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purch
 import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
 import { sql } from 'kysely';
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
@@ -125,7 +125,6 @@ export function* siteBatches(
   if (batch.size > 0) yield batch;
 }
 
-const md5 = (text: string) => createHash('md5').update(text, 'utf8').digest();
 
 /** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
 const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'value'>) => [

@@ -1,5 +1,5 @@
 import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from '../date-range';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
 import { DAY_MS } from './visitor-sketch';
 
@@ -41,6 +41,12 @@ export interface RollupDelta {
   bounces: number;
   sessionPageviews: number;
   durationMillis: bigint;
+}
+
+/** The MD5 of a text (UTF-8) that keys a rollup row by a long value (a path, an item, a combination). */
+export function md5(text: string): Buffer {
+  // crypto.hash: one call instead of a Hash object per value (~1.5× faster on Node 20).
+  return hash('md5', text, 'buffer');
 }
 
 export function rollupBucket(instant: Date): Date {
@@ -317,7 +323,7 @@ export const PAIR_ROLLUP = {
     r.dimension,
     r.value,
     r.bucket,
-    createHash('md5').update(r.item, 'utf8').digest(),
+    md5(r.item),
     r.item,
   ],
 } as const;
