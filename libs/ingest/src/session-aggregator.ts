@@ -125,7 +125,6 @@ export function* siteBatches(
   if (batch.size > 0) yield batch;
 }
 
-
 /** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
 const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'value'>) => [
   r.sessions,
@@ -149,8 +148,9 @@ export class SessionAggregator {
   private readonly pageviews: SessionBucketRollupBuilder;
   private readonly revenue: SessionBucketRollupBuilder;
   private zones = new Map<number, string>();
-  private localDays = new Map<number, (instant: Date) => Date>();
-  private daySpans = new Map<number, (span: number) => (dayStart: Date) => Date>();
+  /** By time zone: sites in the same zone share their days' memos (a thousand small sites, a few zones). */
+  private localDays = new Map<string, (instant: Date) => Date>();
+  private daySpans = new Map<string, (span: number) => (dayStart: Date) => Date>();
 
   constructor(
     @InjectDataSource() private readonly ds: DataSource,
@@ -384,28 +384,29 @@ export class SessionAggregator {
 
   /**
    * The day rollups' bucket function of a site: its local day (a site's zone never changes).
-   * One per site and run, so that its memo of 15-minute buckets stays bounded by the run.
+   * One per zone and run, so that its memo of site days stays bounded by the run.
    */
   private localDayOf(siteId: number): (instant: Date) => Date {
-    const known = this.localDays.get(siteId);
+    const zone = this.zoneOf(siteId);
+    const known = this.localDays.get(zone);
     if (known) return known;
-    const bucketOf = localDayBucket(this.zoneOf(siteId));
-    this.localDays.set(siteId, bucketOf);
+    const bucketOf = localDayBucket(zone);
+    this.localDays.set(zone, bucketOf);
     return bucketOf;
   }
 
-  /** The path span rollups' block functions of a site (daySpanBucket per span), one per site and run. */
+  /** The path span rollups' block functions of a site (daySpanBucket per span), one per zone and run. */
   private daySpansOf(siteId: number): (span: number) => (dayStart: Date) => Date {
-    const known = this.daySpans.get(siteId);
-    if (known) return known;
     const zone = this.zoneOf(siteId);
+    const known = this.daySpans.get(zone);
+    if (known) return known;
     const bySpan = new Map<number, (dayStart: Date) => Date>();
     const blockOf = (span: number) => {
       const of = bySpan.get(span) ?? daySpanBucket(zone, span);
       bySpan.set(span, of);
       return of;
     };
-    this.daySpans.set(siteId, blockOf);
+    this.daySpans.set(zone, blockOf);
     return blockOf;
   }
 
