@@ -125,10 +125,9 @@ export class VisitorSketch {
 
 /**
  * A sketch built from few ids, as aggregate builds one per site hour and day and per attribute
- * value and hour: the
- * positions it was given, kept as a list until they could fill the sparse form, then the
- * registers. `encode` writes exactly what a VisitorSketch given the same ids would, without
- * allocating 65,536 registers for an hour of one small value.
+ * value and hour: the positions it was given, kept as a list until they could fill the sparse
+ * form, then the registers. `encode` writes exactly what a VisitorSketch given the same ids
+ * would, without allocating 65,536 registers for an hour of a small site or value.
  */
 export class SparseVisitorSketch {
   private positions: number[] = [];
