@@ -1,6 +1,6 @@
 import { Sql } from '@app/db';
-import { MAX_IN_LIST } from '@app/ingest/rollup-writer';
-import { lockQueuedStatement, SessionAggregator, siteBatches } from '@app/ingest/session-aggregator';
+import { MAX_IN_LIST, siteBatches } from '@app/ingest/rollup-writer';
+import { lockQueuedStatement, SessionAggregator } from '@app/ingest/session-aggregator';
 import { event, pageview, purchase } from './support/hits';
 import { random } from './support/random';
 import { TEST_ENGINE, TestEnv } from './support/test-env';

@@ -210,6 +210,31 @@ export function siteSessionsIn(
 }
 
 /**
+ * A writer group's sites (site → queued session ids) in batches derived together: each site's
+ * sessions in parts whose IN lists MariaDB reads by key (inListParts), and parts of different
+ * sites together up to MAX_IN_LIST sessions, so that a hundred sites with a few sessions each
+ * are one batch. A site is never twice in a batch.
+ */
+export function* siteBatches(
+  group: ReadonlyArray<readonly [number, readonly string[]]>,
+): Generator<SiteSessions> {
+  let batch = new Map<number, readonly string[]>();
+  let size = 0;
+  for (const [siteId, sessionIds] of group) {
+    for (const part of inListParts(sessionIds)) {
+      if (batch.size > 0 && (size + part.length > MAX_IN_LIST || batch.has(siteId))) {
+        yield batch;
+        batch = new Map();
+        size = 0;
+      }
+      batch.set(siteId, part);
+      size += part.length;
+    }
+  }
+  if (batch.size > 0) yield batch;
+}
+
+/**
  * One site's share of the sessions a transaction of `aggregate` derives in one pass: their ids,
  * their derived rows before and after, and the site's local day (the day rollups' bucket).
  */

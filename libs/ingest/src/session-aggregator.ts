@@ -34,10 +34,9 @@ import { eachAtOnce, shareOut } from './at-once';
 import { withDeadlockRetry } from './retry';
 import {
   inList,
-  inListParts,
-  MAX_IN_LIST,
   rowsBySite,
   SESSIONS_COUNT,
+  siteBatches,
   siteSessionsIn,
   SitePart,
   SiteSessions,
@@ -99,31 +98,6 @@ const ATTRIBUTE_ROLLUP_KEYS = ['bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS
 /** A derived session as the rollups, the visitors table and the sketches read it. */
 type DerivedSession = RolledUpSession &
   PurchasedSession & { site_id: number | string; session_id: string; visitor_id: string };
-
-/**
- * A writer group's sites (site → queued session ids) in batches derived together: each site's
- * sessions in parts whose IN lists MariaDB reads by key (inListParts), and parts of different
- * sites together up to MAX_IN_LIST sessions, so that a hundred sites with a few sessions each
- * are one batch. A site is never twice in a batch.
- */
-export function* siteBatches(
-  group: ReadonlyArray<readonly [number, readonly string[]]>,
-): Generator<SiteSessions> {
-  let batch = new Map<number, readonly string[]>();
-  let size = 0;
-  for (const [siteId, sessionIds] of group) {
-    for (const part of inListParts(sessionIds)) {
-      if (batch.size > 0 && (size + part.length > MAX_IN_LIST || batch.has(siteId))) {
-        yield batch;
-        batch = new Map();
-        size = 0;
-      }
-      batch.set(siteId, part);
-      size += part.length;
-    }
-  }
-  if (batch.size > 0) yield batch;
-}
 
 /** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
 const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'value'>) => [
