@@ -295,6 +295,56 @@ describe('Visitor sketches', () => {
     expect((await get(site, '/analytics/overview', oneAttribute)).data.visitors).toBe(exactOfValues);
   });
 
+  /** Every stored sketch of the site (its own and its values'), as hex text by key. */
+  async function storedSketches(site: SiteContext): Promise<Record<string, string>> {
+    const own: Array<{ grain: string; bucket: Date; registers: Buffer }> = await env.ds.query(
+      'SELECT grain, bucket, registers FROM visitor_sketches WHERE site_id = ?',
+      [site.id],
+    );
+    const byValue: Array<{
+      grain: string;
+      bucket: Date;
+      dimension: string;
+      value: string;
+      registers: Buffer;
+    }> = await env.ds.query(
+      'SELECT grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE site_id = ?',
+      [site.id],
+    );
+    return Object.fromEntries([
+      ...own.map((r) => [
+        `${r.grain}:${new Date(r.bucket).toISOString()}`,
+        Buffer.from(r.registers).toString('hex'),
+      ]),
+      ...byValue.map((r) => [
+        `${r.grain}:${new Date(r.bucket).toISOString()}:${r.dimension}:${r.value}`,
+        Buffer.from(r.registers).toString('hex'),
+      ]),
+    ]);
+  }
+
+  /**
+   * The stored sketches byte for byte against those of a rebuild of every hour that has
+   * sessions from all its sessions (and of every day from its hours), which is what `aggregate`
+   * did before sessions could be added to a sketch.
+   */
+  async function expectSketchesAsRebuilt(site: SiteContext): Promise<void> {
+    const kept = await storedSketches(site);
+    const starts: Array<{ started_at: Date }> = await env.ds.query(
+      'SELECT started_at FROM sessions WHERE site_id = ?',
+      [site.id],
+    );
+    const hours = [...new Set(starts.map((s) => hourOf(new Date(s.started_at))))];
+    for (const hour of hours) {
+      await env.ds.query('INSERT INTO dirty_sketch_hours (site_id, bucket) VALUES (?, ?)', [
+        site.id,
+        new Date(hour),
+      ]);
+    }
+    expect((await env.aggregateRun()).sketchHours).toBe(hours.length);
+    expect(await storedSketches(site)).toEqual(kept);
+  }
+
   it('rebuilds the hours and days that late hits move sessions out of and into', async () => {
     const imports = sites.map((s, i) => fixture(s.id, i + 1));
     expect((await env.importHits(imports.flatMap((f) => f[1]))).rejections).toEqual([]);
@@ -302,6 +352,67 @@ describe('Visitor sketches', () => {
     for (const site of sites) {
       await expectSketchesMatchSessions(site);
       await expectReportsAgree(site);
+      await expectSketchesAsRebuilt(site);
     }
+  });
+
+  it('adds the visitors of sessions new to an hour to its sketches, and counts exactly until it has', async () => {
+    const site = sites[0];
+    const sessions: Array<{ visitor_id: string; started_at: Date; country: string }> = await env.ds.query(
+      'SELECT visitor_id, started_at, country FROM sessions WHERE site_id = ? ORDER BY session_id',
+      [site.id],
+    );
+    // New sessions in hours that have a sketch: new visitors, known ones, a new country value;
+    // one in an hour with none yet, and hits that only extend a session (nothing to add).
+    const hits = sessions.slice(0, 40).map((s, i) =>
+      pageview(site.id, `added-${i}`, new Date(new Date(s.started_at).getTime() + 1_000).toISOString(), '/', {
+        visitor_id: i % 2 === 0 ? s.visitor_id : `added-v${i}`,
+        country: i % 5 === 0 ? 'IS' : s.country,
+      }),
+    );
+    hits.push(
+      pageview(site.id, 'added-new-hour', '2026-04-15T12:00:00Z', '/', { visitor_id: 'added-v-last' }),
+    );
+    const [late] = await env.ds.query(
+      'SELECT session_id, started_at, visitor_id, country FROM sessions WHERE site_id = ? ORDER BY session_id LIMIT 1',
+      [site.id],
+    );
+    hits.push(
+      pageview(
+        site.id,
+        late.session_id,
+        new Date(new Date(late.started_at).getTime() + 2_000).toISOString(),
+        '/x',
+        {
+          visitor_id: late.visitor_id,
+          country: late.country,
+        },
+      ),
+    );
+    expect((await env.importHits(hits)).rejections).toEqual([]);
+    // The chunks only: the run stops before the sketches, which are left queued.
+    const aggregator = env.aggregator();
+    await aggregator.run(() => aggregator.requestStop());
+    const [{ hours }] = await env.ds.query(
+      'SELECT COUNT(*) AS hours FROM dirty_sketch_hours WHERE site_id = ?',
+      [site.id],
+    );
+    const [{ added }] = await env.ds.query(
+      'SELECT COUNT(*) AS added FROM dirty_sketch_sessions WHERE site_id = ?',
+      [site.id],
+    );
+    expect([Number(hours), Number(added)]).toEqual([0, 41]);
+    // Meanwhile a range over those hours counts its visitors exactly.
+    const month = { from: '2026-03-01', to: '2026-03-31', limit: 5 };
+    const raw = await app.get(OverviewService).report(await rawQuery(site, month), month);
+    expect((await get(site, '/analytics/overview', month)).data.visitors).toBe(raw.data.visitors);
+    const run = await env.aggregateRun();
+    expect(run.sessions).toBe(0);
+    expect(run.sketchHours).toBeGreaterThan(0);
+    const [{ queued }] = await env.ds.query('SELECT COUNT(*) AS queued FROM dirty_sketch_sessions');
+    expect(Number(queued)).toBe(0);
+    await expectSketchesMatchSessions(site);
+    await expectReportsAgree(site);
+    await expectSketchesAsRebuilt(site);
   });
 });

@@ -350,6 +350,11 @@ export class TestEnv {
 
   /** `aggregate` as the CLI runs it, with everything it did. */
   aggregateRun(): Promise<AggregateSummary> {
-    return new SessionAggregator(this.ds, this.sql()).run();
+    return this.aggregator().run();
+  }
+
+  /** The aggregator `aggregate` runs, on this database. */
+  aggregator(): SessionAggregator {
+    return new SessionAggregator(this.ds, this.sql());
   }
 }

@@ -194,6 +194,13 @@ export interface DirtySketchHoursTable {
   bucket: Date;
 }
 
+/** Sessions added to an hour since its visitor sketch was built (migration 1767100000000). */
+export interface DirtySketchSessionsTable {
+  site_id: number;
+  bucket: Date;
+  session_id: string;
+}
+
 /** New visitors by 15-minute UTC bucket of their first session (migration 1765300000000). */
 export interface VisitorFirstRollupsTable {
   site_id: number;
@@ -354,6 +361,7 @@ export interface StatsDatabase {
   visitor_sketches: VisitorSketchesTable;
   visitor_value_sketches: VisitorValueSketchesTable;
   dirty_sketch_hours: DirtySketchHoursTable;
+  dirty_sketch_sessions: DirtySketchSessionsTable;
   session_path_rollups: SessionPathRollupsTable;
   hit_rollups: HitRollupsTable;
   session_rollups: SessionRollupsTable;

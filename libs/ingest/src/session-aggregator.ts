@@ -50,7 +50,7 @@ import {
   PAGEVIEW_ROLLUP,
   SessionBucketRollupBuilder,
 } from './session-bucket-rollup-builder';
-import { VisitorSketchBuilder } from './visitor-sketch-builder';
+import { sketchChanges, VisitorSketchBuilder } from './visitor-sketch-builder';
 import { daySpanBucket, PathSpanDelta, pathSpanDeltas } from '@app/stats/rollups/day-split';
 
 export const AGGREGATE_CHUNK = 2000;
@@ -264,10 +264,7 @@ export class SessionAggregator {
     await this.events.apply(em, parts);
     await this.pageviews.apply(em, parts);
     await this.revenue.apply(em, parts);
-    await this.sketches.queue(
-      em,
-      new Map(parts.map((p) => [p.siteId, [...p.before, ...p.after].map((r) => new Date(r.started_at))])),
-    );
+    await this.sketches.queue(em, new Map(parts.map((p) => [p.siteId, sketchChanges(p.before, p.after)])));
     const touched: SiteSessions = new Map(
       parts.map((p) => [p.siteId, [...new Set([...p.before, ...p.after].map((r) => r.visitor_id))]]),
     );

@@ -13,6 +13,7 @@ import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
 import { eachAtOnce } from './at-once';
 import { withDeadlockRetry } from './retry';
+import { inList, inListParts, MAX_IN_LIST, siteBatches, siteSessionsIn } from './rollup-writer';
 
 /** Queued hours read per round, and (site, UTC day) groups rebuilt per transaction. */
 const QUEUE_READ = 5000;
@@ -28,11 +29,19 @@ const SESSIONS_PER_SLICE = 100_000;
 /** Stored sketches written per statement, by their encoded size (a dense one deflates to ~50 KB). */
 const WRITE_BYTES = 4 * 1024 * 1024;
 
+/** A session as a sketch reads it, by its site. */
+type StartedSession = { site_id: number | string; visitor_id: string; started_at: Date } & Record<
+  SessionAttribute,
+  string
+>;
+
 /** One site's UTC day and its queued hours. */
 interface DayGroup {
   siteId: number;
   day: number;
   hours: number[];
+  /** Whether one of its hours waits in `dirty_sketch_hours` (else they only gained sessions). */
+  rebuild: boolean;
 }
 
 /** The part of `group`'s day its queued hours span: [first, last). */
@@ -57,6 +66,54 @@ function* writeParts<T>(rows: readonly T[], maxRows: number, maxBytes: number, b
   if (part.length > 0) yield part;
 }
 
+/** A derived session as the sketches read it: its visitor, start and attribute values. */
+export type SketchedSession = {
+  session_id: string;
+  visitor_id: string;
+  started_at: Date | string;
+} & Record<SessionAttribute, string>;
+
+/** What re-derived sessions change in one site's sketches (sketchChanges). */
+export interface SketchChanges {
+  /** UTC hours that may have lost a visitor or an attribute value: rebuilt from their sessions. */
+  rebuild: number[];
+  /** Sessions new to a UTC hour, as [hour, session id]: merged into its sketches as they stand. */
+  added: Array<[number, string]>;
+}
+
+/**
+ * What one site's re-derived sessions (their rows `before` and `after` the chunk) change in its
+ * sketches. A sketch can take an id, not give one back: a session new to an hour only adds to
+ * it, and to its day and its values' sketches; an hour that lost one (a session moved out by an
+ * earlier hit, or whose visitor or attribute values changed) must be rebuilt from its sessions.
+ * A session that only grew, in the same hour with the same visitor and values, changes nothing.
+ */
+export function sketchChanges(
+  before: readonly SketchedSession[],
+  after: readonly SketchedSession[],
+): SketchChanges {
+  const rebuild = new Set<number>();
+  const added: Array<[number, string]> = [];
+  const old = new Map(before.map((b) => [b.session_id, b]));
+  for (const a of after) {
+    const hour = hourOf(new Date(a.started_at));
+    const b = old.get(a.session_id);
+    old.delete(a.session_id);
+    if (!b) {
+      added.push([hour, a.session_id]);
+      continue;
+    }
+    const was = hourOf(new Date(b.started_at));
+    if (was === hour && b.visitor_id === a.visitor_id && SESSION_ATTRIBUTES.every((k) => b[k] === a[k]))
+      continue;
+    rebuild.add(was);
+    if (was !== hour) added.push([hour, a.session_id]);
+  }
+  for (const b of old.values()) rebuild.add(hourOf(new Date(b.started_at)));
+  // An hour rebuilt reads all its sessions: no need to add one to it as well.
+  return { rebuild: [...rebuild], added: added.filter(([hour]) => !rebuild.has(hour)) };
+}
+
 /**
  * Keeps `visitor_sketches` (migration 1765200000000) equal to what the sessions table says.
  * A sketch cannot forget an id, so an hour whose sessions changed is rebuilt from the
@@ -73,15 +130,25 @@ export class VisitorSketchBuilder {
     private readonly sql: Sql,
   ) {}
 
-  /** Queues the UTC hours of these session starts (old and new), by site, in one statement per 500 hours. */
-  async queue(em: EntityManager, startsBySite: ReadonlyMap<number, readonly Date[]>): Promise<void> {
-    const rows = [...startsBySite].flatMap(([siteId, startedAt]) =>
-      [...new Set(startedAt.map((at) => hourOf(at)))].map((h) => [siteId, new Date(h)]),
+  /**
+   * Queues, in the chunk's transaction, what its re-derived sessions change in the sketches of each
+   * site (sketchChanges): the hours to rebuild in `dirty_sketch_hours`, the sessions added to an
+   * hour in `dirty_sketch_sessions`; 500 rows a statement.
+   */
+  async queue(em: EntityManager, changes: ReadonlyMap<number, SketchChanges>): Promise<void> {
+    const d = this.sql.dialect;
+    const rebuilt = [...changes].flatMap(([siteId, c]) => c.rebuild.map((h) => [siteId, new Date(h)]));
+    for (let i = 0; i < rebuilt.length; i += QUEUE_WRITE_ROWS) {
+      const part = rebuilt.slice(i, i + QUEUE_WRITE_ROWS);
+      await em.query(d.insertIgnore('dirty_sketch_hours', ['site_id', 'bucket'], part.length), part.flat());
+    }
+    const added = [...changes].flatMap(([siteId, c]) =>
+      c.added.map(([hour, sessionId]) => [siteId, new Date(hour), sessionId]),
     );
-    for (let i = 0; i < rows.length; i += QUEUE_WRITE_ROWS) {
-      const part = rows.slice(i, i + QUEUE_WRITE_ROWS);
+    for (let i = 0; i < added.length; i += QUEUE_WRITE_ROWS) {
+      const part = added.slice(i, i + QUEUE_WRITE_ROWS);
       await em.query(
-        this.sql.dialect.insertIgnore('dirty_sketch_hours', ['site_id', 'bucket'], part.length),
+        d.insertIgnore('dirty_sketch_sessions', ['site_id', 'bucket', 'session_id'], part.length),
         part.flat(),
       );
     }
@@ -89,28 +156,38 @@ export class VisitorSketchBuilder {
 
   async pending(): Promise<number> {
     const rows: Array<{ n: number | string }> = await this.ds.query(
-      'SELECT COUNT(*) AS n FROM dirty_sketch_hours',
+      'SELECT (SELECT COUNT(*) FROM dirty_sketch_hours) + (SELECT COUNT(*) FROM dirty_sketch_sessions) AS n',
     );
     return Number(rows[0].n);
   }
 
-  /** Rebuilds every queued hour and its day; returns how many hours it rebuilt. */
+  /**
+   * Brings every queued hour and its day up to date: a day one of whose hours is queued in
+   * `dirty_sketch_hours` is rebuilt (rebuildDays), a day whose queued hours only gained sessions
+   * takes them in (addToDays). Returns how many hours it did.
+   */
   async rebuild(shouldStop: () => boolean = () => false): Promise<number> {
     let rebuilt = 0;
     while (!shouldStop()) {
       const queued: Array<{ site_id: number | string; bucket: Date }> = await this.ds.query(
         `SELECT site_id, bucket FROM dirty_sketch_hours ORDER BY site_id, bucket LIMIT ${QUEUE_READ}`,
       );
-      if (queued.length === 0) break;
+      const grown: Array<{ site_id: number | string; bucket: Date }> = await this.ds.query(
+        `SELECT DISTINCT site_id, bucket FROM dirty_sketch_sessions ORDER BY site_id, bucket LIMIT ${QUEUE_READ}`,
+      );
+      if (queued.length === 0 && grown.length === 0) break;
       const days = new Map<string, DayGroup>();
-      for (const q of queued) {
+      const put = (q: { site_id: number | string; bucket: Date }, rebuild: boolean) => {
         const siteId = Number(q.site_id);
         const hour = new Date(q.bucket).getTime();
         const key = `${siteId}:${dayOf(hour)}`;
-        const group = days.get(key) ?? { siteId, day: dayOf(hour), hours: [] };
-        group.hours.push(hour);
+        const group = days.get(key) ?? { siteId, day: dayOf(hour), hours: [], rebuild: false };
+        if (!group.hours.includes(hour)) group.hours.push(hour);
+        group.rebuild ||= rebuild;
         days.set(key, group);
-      }
+      };
+      for (const q of queued) put(q, true);
+      for (const q of grown) put(q, false);
       // Transactions of up to DAYS_PER_TRANSACTION days, `writers` at once (their rows are
       // apart: each (site, day) is in one of them): as many as there are writers where few days wait.
       const groups = [...days.values()];
@@ -123,7 +200,12 @@ export class VisitorSketchBuilder {
         if (shouldStop()) return;
         await withDeadlockRetry(() =>
           this.ds.transaction(this.sql.dialect.writeIsolation, async (em) => {
-            for (const slice of await this.slices(em, part)) await this.rebuildDays(em, slice);
+            for (const slice of await this.slices(em, part)) {
+              const whole = slice.filter((g) => g.rebuild);
+              const grownOnly = slice.filter((g) => !g.rebuild);
+              if (whole.length > 0) await this.rebuildDays(em, whole);
+              if (grownOnly.length > 0) await this.addToDays(em, grownOnly);
+            }
           }),
         );
         rebuilt += part.reduce((n, g) => n + g.hours.length, 0);
@@ -182,27 +264,8 @@ export class VisitorSketchBuilder {
       const group = byKey.get(`${siteId}:${dayOf(at)}`);
       return group && built.get(group);
     };
-    // The hours' session ids first, from ix_sessions_site_start alone, then their rows by key:
-    // asked for the rows at once, MariaDB 10.11 reads the index by site_id only (ref, with the
-    // hours as a filter) whenever its estimate of the range is as large as that of the site, so
-    // a day's sketches read every session of the site (313,698 index entries at 1M for 22,470).
-    const hoursSessions = d.materialized(
-      sql.join(
-        groups.map((g) => {
-          const { first, last } = spanOf(g);
-          return sql`SELECT site_id, session_id FROM sessions WHERE site_id = ${g.siteId} AND started_at >= ${first} AND started_at < ${last}`;
-        }),
-        sql` UNION ALL `,
-      ),
-    );
-    const read = sql<unknown>`SELECT s.site_id, s.visitor_id, s.started_at, ${sql.join(
-      SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)),
-    )} FROM (${hoursSessions}) k JOIN sessions s ON s.site_id = k.site_id AND s.session_id = k.session_id`.compile(
-      d.builder,
-    );
-    const sessions: Array<
-      { site_id: number | string; visitor_id: string; started_at: Date } & Record<SessionAttribute, string>
-    > = await em.query(read.sql, [...read.parameters]);
+    await this.unqueueAdded(em, groups);
+    const sessions = await this.sessionsStartingIn(em, groups);
     for (const s of sessions) {
       const at = hourOf(new Date(s.started_at));
       const day = dayOf(at);
@@ -284,6 +347,298 @@ export class VisitorSketchBuilder {
       await em.query(
         `${d.deleteByPrimaryKey('dirty_sketch_hours')} WHERE site_id = ? AND bucket IN (${g.hours.map(() => '?').join(',')})`,
         [g.siteId, ...g.hours.map((h) => new Date(h))],
+      );
+    }
+  }
+
+  /**
+   * The sessions that start in the queued hours of `groups` (their visitor, start and values),
+   * and sessions of other hours of their spans, which the caller skips.
+   */
+  private async sessionsStartingIn(
+    em: EntityManager,
+    groups: readonly DayGroup[],
+  ): Promise<StartedSession[]> {
+    if (groups.length === 0) return [];
+    const d = this.sql.dialect;
+    // The hours' session ids first, from ix_sessions_site_start alone, then their rows by key:
+    // asked for the rows at once, MariaDB 10.11 reads the index by site_id only (ref, with the
+    // hours as a filter) whenever its estimate of the range is as large as that of the site, so
+    // a day's sketches read every session of the site (313,698 index entries at 1M for 22,470).
+    const hoursSessions = d.materialized(
+      sql.join(
+        groups.map((g) => {
+          const { first, last } = spanOf(g);
+          return sql`SELECT site_id, session_id FROM sessions WHERE site_id = ${g.siteId} AND started_at >= ${first} AND started_at < ${last}`;
+        }),
+        sql` UNION ALL `,
+      ),
+    );
+    const read = sql<unknown>`SELECT s.site_id, s.visitor_id, s.started_at, ${sql.join(
+      SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)),
+    )} FROM (${hoursSessions}) k JOIN sessions s ON s.site_id = k.site_id AND s.session_id = k.session_id`.compile(
+      d.builder,
+    );
+    return em.query(read.sql, [...read.parameters]);
+  }
+
+  /**
+   * Removes the queued additions of the hours of `groups`, before their sessions are read: these
+   * hours are built from all their sessions. Deleted first, so that one queued after the delete
+   * (a chunk of another `aggregate` committing meanwhile) stays queued for the next round.
+   */
+  private async unqueueAdded(em: EntityManager, groups: readonly DayGroup[]): Promise<void> {
+    for (const g of groups) {
+      await em.query(
+        `${this.sql.dialect.deleteByPrimaryKey('dirty_sketch_sessions')} WHERE site_id = ? AND bucket IN (${g.hours.map(() => '?').join(',')})`,
+        [g.siteId, ...g.hours.map((h) => new Date(h))],
+      );
+    }
+  }
+
+  /**
+   * The days of `groups`, whose queued hours only gained sessions since their sketches were
+   * built: an hour with a stored sketch takes the visitors of the sessions added to it, one
+   * without is built from its sessions (a new hour, as in a backfill), and the day's sketch and
+   * its values' sketches take the same visitors. A register is the maximum over its ids, so
+   * this gives the bytes a rebuild would, without reading the other sessions of those hours or
+   * the day's other hours.
+   */
+  private async addToDays(em: EntityManager, groups: readonly DayGroup[]): Promise<void> {
+    const d = this.sql.dialect;
+    const sketchKey = (siteId: number, grain: SketchGrain, bucket: number) => `${siteId}:${grain}:${bucket}`;
+    // The stored sketches of these hours and days, locked until the commit: two runs of
+    // `aggregate` adding to the same sketch take turns.
+    const keys = groups.flatMap((g) => [
+      ...g.hours.map((h) => [g.siteId, 'hour', new Date(h)]),
+      [g.siteId, 'day', new Date(g.day)],
+    ]);
+    const stored = new Map<string, Buffer>();
+    for (let i = 0; i < keys.length; i += QUEUE_WRITE_ROWS) {
+      const part = keys.slice(i, i + QUEUE_WRITE_ROWS);
+      const rows: Array<{ site_id: number | string; grain: SketchGrain; bucket: Date; registers: Buffer }> =
+        await em.query(
+          d.lockingRead(
+            `SELECT site_id, grain, bucket, registers FROM visitor_sketches WHERE ${d.rowsIn(['site_id', 'grain', 'bucket'], part.length)}`,
+          ),
+          part.flat(),
+        );
+      for (const r of rows)
+        stored.set(sketchKey(Number(r.site_id), r.grain, new Date(r.bucket).getTime()), r.registers);
+    }
+    // Hours without a sketch are built from their sessions; the others from their additions.
+    const fresh: DayGroup[] = [];
+    const kept: DayGroup[] = [];
+    for (const g of groups) {
+      const hours = g.hours.filter((h) => !stored.has(sketchKey(g.siteId, 'hour', h)));
+      if (hours.length > 0) fresh.push({ ...g, hours });
+      const others = g.hours.filter((h) => stored.has(sketchKey(g.siteId, 'hour', h)));
+      if (others.length > 0) kept.push({ ...g, hours: others });
+    }
+    await this.unqueueAdded(em, fresh);
+    const sessions = await this.sessionsStartingIn(em, fresh);
+    sessions.push(...(await this.takeAdded(em, kept)));
+
+    // The visitors to add, hashed once each, by hour; an hour's value sketches anew where the
+    // hour is new, else only those of the values its sessions have.
+    const byKey = new Map(groups.map((g) => [`${g.siteId}:${g.day}`, g]));
+    const freshHours = new Set(fresh.flatMap((g) => g.hours.map((h) => sketchKey(g.siteId, 'hour', h))));
+    const queuedHours = new Set(groups.flatMap((g) => g.hours.map((h) => sketchKey(g.siteId, 'hour', h))));
+    const sketches = new Map<
+      string,
+      { siteId: number; grain: SketchGrain; bucket: number; sketch: SparseVisitorSketch }
+    >();
+    const sketchOf = (siteId: number, grain: SketchGrain, bucket: number) => {
+      const k = sketchKey(siteId, grain, bucket);
+      let entry = sketches.get(k);
+      if (!entry) {
+        entry = { siteId, grain, bucket, sketch: new SparseVisitorSketch() };
+        const before = stored.get(k);
+        if (before) entry.sketch.mergeStored(before);
+        sketches.set(k, entry);
+      }
+      return entry.sketch;
+    };
+    const values = new Map<DayGroup, ValueSketches>();
+    for (const s of sessions) {
+      const siteId = Number(s.site_id);
+      const at = hourOf(new Date(s.started_at));
+      const group = byKey.get(`${siteId}:${dayOf(at)}`);
+      // A session moved to another hour since it was queued: that hour has its own entry.
+      if (!group || !queuedHours.has(sketchKey(siteId, 'hour', at))) continue;
+      const position = VisitorSketch.position(s.visitor_id);
+      sketchOf(siteId, 'hour', at).set(position);
+      sketchOf(siteId, 'day', group.day).set(position);
+      let v = values.get(group);
+      if (!v) values.set(group, (v = new ValueSketches()));
+      const hourValues = v.bucket('hour', at);
+      const dayValues = v.bucket('day', group.day);
+      for (const dimension of SESSION_ATTRIBUTES) {
+        v.of('hour', at, dimension, s[dimension], hourValues).set(position);
+        v.of('day', group.day, dimension, s[dimension], dayValues).set(position);
+      }
+    }
+    await this.store(em, [...sketches.values()]);
+    await this.addToValues(
+      em,
+      [...values].map(([group, v]) => ({ siteId: group.siteId, rows: v.rows() })),
+      (siteId, hour) => freshHours.has(sketchKey(siteId, 'hour', hour)),
+    );
+  }
+
+  /**
+   * The sessions queued as added to the hours of `groups`, their queue entries locked, read and
+   * deleted by key (an entry queued meanwhile stays for the next round).
+   */
+  private async takeAdded(em: EntityManager, groups: readonly DayGroup[]): Promise<StartedSession[]> {
+    if (groups.length === 0) return [];
+    const d = this.sql.dialect;
+    const queued: Array<{ site_id: number | string; bucket: Date; session_id: string }> = await em.query(
+      d.lockingRead(
+        `SELECT site_id, bucket, session_id FROM dirty_sketch_sessions WHERE ${groups
+          .map((g) => `(site_id = ? AND bucket IN (${g.hours.map(() => '?').join(',')}))`)
+          .join(' OR ')}`,
+      ),
+      groups.flatMap((g) => [g.siteId, ...g.hours.map((h) => new Date(h))]),
+    );
+    const bySite = new Map<number, string[]>();
+    for (const q of queued) {
+      const siteId = Number(q.site_id);
+      const list = bySite.get(siteId);
+      if (list) list.push(q.session_id);
+      else bySite.set(siteId, [q.session_id]);
+    }
+    const sessions: StartedSession[] = [];
+    for (const batch of siteBatches([...bySite])) {
+      const where = siteSessionsIn(d, batch);
+      const rows: StartedSession[] = await em.query(
+        `SELECT site_id, visitor_id, started_at, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE ${where.sql}`,
+        where.parameters,
+      );
+      sessions.push(...rows);
+    }
+    const byHour = new Map<string, { siteId: number; bucket: Date; ids: string[] }>();
+    for (const q of queued) {
+      const k = `${Number(q.site_id)}:${new Date(q.bucket).getTime()}`;
+      const entry = byHour.get(k) ?? { siteId: Number(q.site_id), bucket: new Date(q.bucket), ids: [] };
+      entry.ids.push(q.session_id);
+      byHour.set(k, entry);
+    }
+    for (const { siteId, bucket, ids } of byHour.values()) {
+      for (const part of inListParts(ids)) {
+        await em.query(
+          `${d.deleteByPrimaryKey('dirty_sketch_sessions')} WHERE site_id = ? AND bucket = ? AND session_id IN (${inList(part.length)})`,
+          [siteId, bucket, ...part],
+        );
+      }
+    }
+    return sessions;
+  }
+
+  /**
+   * Merges value sketches into the stored ones of their site, grain, bucket, attribute and
+   * value (locked until the commit), and writes them. An hour that `isNew` says had no sketch
+   * gets its values' sketches anew, the stored ones of its values (none, but for a run stopped
+   * between the two writes) replaced.
+   */
+  private async addToValues(
+    em: EntityManager,
+    sites: ReadonlyArray<{ siteId: number; rows: ValueSketch[] }>,
+    isNew: (siteId: number, hour: number) => boolean,
+  ): Promise<void> {
+    const d = this.sql.dialect;
+    const rows = sites.flatMap(({ siteId, rows }) => rows.map((r) => ({ siteId, ...r })));
+    const merged = rows.filter((r) => r.grain === 'day' || !isNew(r.siteId, r.bucket));
+    // The stored sketches of the values, by site, grain, bucket and attribute: one range each.
+    const lists = new Map<
+      string,
+      { siteId: number; grain: SketchGrain; bucket: number; dimension: SessionAttribute; values: string[] }
+    >();
+    for (const r of merged) {
+      const k = `${r.siteId}:${r.grain}:${r.bucket}:${r.dimension}`;
+      const list = lists.get(k) ?? {
+        siteId: r.siteId,
+        grain: r.grain,
+        bucket: r.bucket,
+        dimension: r.dimension,
+        values: [],
+      };
+      list.values.push(r.value);
+      lists.set(k, list);
+    }
+    const stored = new Map<string, Buffer>();
+    const valueKey = (siteId: number, grain: string, bucket: number, dimension: string, value: string) =>
+      `${siteId}\u0000${grain}\u0000${bucket}\u0000${dimension}\u0000${value}`;
+    const conditions = [...lists.values()].flatMap((l) =>
+      inListParts(l.values).map((values) => ({ ...l, values })),
+    );
+    for (let i = 0; i < conditions.length;) {
+      // Up to MAX_IN_LIST values a statement, in ranges of one attribute of one bucket each.
+      const part: typeof conditions = [];
+      for (
+        let n = 0;
+        i < conditions.length && (part.length === 0 || n + conditions[i].values.length <= MAX_IN_LIST);
+        i++
+      ) {
+        part.push(conditions[i]);
+        n += conditions[i].values.length;
+      }
+      const found: Array<{
+        site_id: number | string;
+        grain: SketchGrain;
+        bucket: Date;
+        dimension: SessionAttribute;
+        value: string;
+        registers: Buffer;
+      }> = await em.query(
+        d.lockingRead(
+          `SELECT site_id, grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE ${part
+            .map(
+              (c) =>
+                `(site_id = ? AND dimension = ? AND grain = ? AND bucket = ? AND value IN (${inList(c.values.length)}))`,
+            )
+            .join(' OR ')}`,
+        ),
+        part.flatMap((c) => [c.siteId, c.dimension, c.grain, new Date(c.bucket), ...c.values]),
+      );
+      for (const r of found) {
+        stored.set(
+          valueKey(Number(r.site_id), r.grain, new Date(r.bucket).getTime(), r.dimension, r.value),
+          r.registers,
+        );
+      }
+    }
+    // New hours: whatever their values had (nothing but after a stopped run) goes first.
+    const newHours = [
+      ...new Set(
+        rows
+          .filter((r) => r.grain === 'hour' && isNew(r.siteId, r.bucket))
+          .map((r) => `${r.siteId}:${r.bucket}`),
+      ),
+    ];
+    if (newHours.length > 0) {
+      const dimensions = SESSION_ATTRIBUTES.map(() => '?').join(', ');
+      for (let i = 0; i < newHours.length; i += QUEUE_WRITE_ROWS) {
+        const part = newHours.slice(i, i + QUEUE_WRITE_ROWS).map((k) => k.split(':').map(Number));
+        await em.query(
+          `${d.deleteByPrimaryKey('visitor_value_sketches')} WHERE ${part
+            .map(() => `(site_id = ? AND dimension IN (${dimensions}) AND grain = 'hour' AND bucket = ?)`)
+            .join(' OR ')}`,
+          part.flatMap(([siteId, hour]) => [siteId, ...SESSION_ATTRIBUTES, new Date(hour)]),
+        );
+      }
+    }
+    const written = rows.map((r) => {
+      const before = stored.get(valueKey(r.siteId, r.grain, r.bucket, r.dimension, r.value));
+      if (before) r.sketch.mergeStored(before);
+      return { ...r, registers: r.sketch.encode() };
+    });
+    for (const part of writeParts(written, VALUE_WRITE_ROWS, WRITE_BYTES, (r) => r.registers.length)) {
+      await em.query(
+        `${d.replaceInto('visitor_value_sketches', ['site_id', 'dimension', 'grain', 'bucket', 'value', 'registers'])} VALUES ${part
+          .map(() => '(?, ?, ?, ?, ?, ?)')
+          .join(', ')}`,
+        part.flatMap((r) => [r.siteId, r.dimension, r.grain, new Date(r.bucket), r.value, r.registers]),
       );
     }
   }

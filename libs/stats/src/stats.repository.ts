@@ -126,16 +126,16 @@ export const sharedStatements = {
       );
   },
 
-  /** Hours of the range whose visitor sketch `aggregate` has yet to rebuild. */
+  /**
+   * Hours of the range whose visitor sketch `aggregate` has yet to rebuild, or to merge the
+   * sessions added to it with (0 when there are none; more than 0 otherwise, not a count).
+   */
   pendingSketchHours(query: StatsQuery): ReportStatement<{ n: number | string }> {
-    return (d) =>
-      d.builder
-        .selectFrom('dirty_sketch_hours')
-        .select(sql<number>`COUNT(*)`.as('n'))
-        .where('site_id', '=', query.site.id)
-        .where('bucket', '>=', new Date(hourOf(query.range.startUtc)))
-        .where('bucket', '<', query.range.endUtc)
-        .compile();
+    return (d) => {
+      const hours = sql`site_id = ${query.site.id} AND bucket >= ${new Date(hourOf(query.range.startUtc))} AND bucket < ${query.range.endUtc}`;
+      return sql<{ n: number }>`SELECT (SELECT COUNT(*) FROM dirty_sketch_hours WHERE ${hours})
+        + EXISTS (SELECT 1 FROM dirty_sketch_sessions WHERE ${hours}) AS n`.compile(d.builder);
+    };
   },
 
   /**

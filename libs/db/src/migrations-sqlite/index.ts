@@ -18,6 +18,7 @@ import { SqliteSessionPairDayRollups1766700000000 } from './1766700000000-sessio
 import { SqliteHitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
 import { SqliteHitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
 import { SqliteHitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
+import { SqliteSketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -40,4 +41,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteHitsBySessionSteps1766800000000,
   SqliteHitsBySessionEngagement1766900000000,
   SqliteHitsWithoutSiteTs1767000000000,
+  SqliteSketchAdditions1767100000000,
 ];

@@ -337,6 +337,13 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  dirty_sketch_sessions: {
+    columns: ['site_id INTEGER', 'bucket DATETIME', 'session_id TEXT'],
+    primaryKey: ['site_id', 'bucket', 'session_id'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_day_rollups: {
     columns: [
       'site_id INTEGER',

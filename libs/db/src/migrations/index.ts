@@ -27,6 +27,7 @@ import { SessionPairDayRollups1766700000000 } from './1766700000000-session-pair
 import { HitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session-steps';
 import { HitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
 import { HitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
+import { SketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -58,4 +59,5 @@ export const MIGRATIONS = [
   HitsBySessionSteps1766800000000,
   HitsBySessionEngagement1766900000000,
   HitsWithoutSiteTs1767000000000,
+  SketchAdditions1767100000000,
 ];

@@ -1,0 +1,19 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** The SQLite form of MariaDB's SketchAdditions1767100000000 (libs/db/src/migrations). */
+export class SqliteSketchAdditions1767100000000 implements MigrationInterface {
+  name = 'SqliteSketchAdditions1767100000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE dirty_sketch_sessions (
+      site_id INTEGER NOT NULL,
+      bucket DATETIME NOT NULL,
+      session_id TEXT NOT NULL,
+      PRIMARY KEY (site_id, bucket, session_id)
+    ) WITHOUT ROWID`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query('DROP TABLE dirty_sketch_sessions');
+  }
+}
