@@ -14,6 +14,11 @@ export class SqliteSketchAdditions1767100000000 implements MigrationInterface {
   }
 
   async down(q: QueryRunner): Promise<void> {
+    // The code before this migration knows only rebuilds: the hours with sessions waiting to be
+    // added are queued for one, so that none of those visitors is lost.
+    await q.query(
+      `INSERT OR IGNORE INTO dirty_sketch_hours (site_id, bucket) SELECT DISTINCT site_id, bucket FROM dirty_sketch_sessions`,
+    );
     await q.query('DROP TABLE dirty_sketch_sessions');
   }
 }
