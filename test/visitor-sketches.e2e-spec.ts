@@ -97,6 +97,25 @@ describe('Visitor sketches', () => {
     tables: 'raw' as const,
   });
 
+  /** The site's stored sketches: its own by grain and bucket, and its values'. */
+  async function storedRows(site: SiteContext) {
+    const own: Array<{ grain: string; bucket: Date; registers: Buffer }> = await env.ds.query(
+      'SELECT grain, bucket, registers FROM visitor_sketches WHERE site_id = ?',
+      [site.id],
+    );
+    const byValue: Array<{
+      grain: string;
+      bucket: Date;
+      dimension: string;
+      value: string;
+      registers: Buffer;
+    }> = await env.ds.query(
+      'SELECT grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE site_id = ?',
+      [site.id],
+    );
+    return { own, byValue };
+  }
+
   /** Every stored sketch against the sessions table: each hour's and day's visitors, counted. */
   async function expectSketchesMatchSessions(site: SiteContext): Promise<void> {
     const sessions: Array<{ visitor_id: string; started_at: Date } & Record<SessionAttribute, string>> =
@@ -117,16 +136,7 @@ describe('Visitor sketches', () => {
       }
     }
     // The sketches by attribute value: each hour's and day's visitors of each value.
-    const storedByValue: Array<{
-      grain: string;
-      bucket: Date;
-      dimension: string;
-      value: string;
-      registers: Buffer;
-    }> = await env.ds.query(
-      'SELECT grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE site_id = ?',
-      [site.id],
-    );
+    const { own: stored, byValue: storedByValue } = await storedRows(site);
     expect(
       Object.fromEntries(
         storedByValue.map((r) => [
@@ -135,10 +145,6 @@ describe('Visitor sketches', () => {
         ]),
       ),
     ).toEqual(Object.fromEntries([...exactByValue].map(([bucket, visitors]) => [bucket, visitors.size])));
-    const stored: Array<{ grain: string; bucket: Date; registers: Buffer }> = await env.ds.query(
-      'SELECT grain, bucket, registers FROM visitor_sketches WHERE site_id = ?',
-      [site.id],
-    );
     const counted = new Map(
       stored.map((r) => [
         `${r.grain}:${new Date(r.bucket).getTime()}`,
@@ -297,20 +303,7 @@ describe('Visitor sketches', () => {
 
   /** Every stored sketch of the site (its own and its values'), as hex text by key. */
   async function storedSketches(site: SiteContext): Promise<Record<string, string>> {
-    const own: Array<{ grain: string; bucket: Date; registers: Buffer }> = await env.ds.query(
-      'SELECT grain, bucket, registers FROM visitor_sketches WHERE site_id = ?',
-      [site.id],
-    );
-    const byValue: Array<{
-      grain: string;
-      bucket: Date;
-      dimension: string;
-      value: string;
-      registers: Buffer;
-    }> = await env.ds.query(
-      'SELECT grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE site_id = ?',
-      [site.id],
-    );
+    const { own, byValue } = await storedRows(site);
     return Object.fromEntries([
       ...own.map((r) => [
         `${r.grain}:${new Date(r.bucket).toISOString()}`,
