@@ -156,13 +156,6 @@ export class VisitorSketchBuilder {
     }
   }
 
-  async pending(): Promise<number> {
-    const rows: Array<{ n: number | string }> = await this.ds.query(
-      'SELECT (SELECT COUNT(*) FROM dirty_sketch_hours) + (SELECT COUNT(*) FROM dirty_sketch_sessions) AS n',
-    );
-    return Number(rows[0].n);
-  }
-
   /**
    * Brings every queued hour and its day up to date: a day one of whose hours is queued in
    * `dirty_sketch_hours` is rebuilt (rebuildDays), a day whose queued hours only gained sessions
