@@ -271,12 +271,7 @@ export class VisitorSketchBuilder {
       const position = VisitorSketch.position(s.visitor_id);
       hour.set(position);
       group.whole.set(position);
-      const hourValues = group.values.bucket('hour', at);
-      const dayValues = group.values.bucket('day', day);
-      for (const dimension of SESSION_ATTRIBUTES) {
-        group.values.of('hour', at, dimension, s[dimension], hourValues).set(position);
-        group.values.of('day', day, dimension, s[dimension], dayValues).set(position);
-      }
+      group.values.add(s, at, day, position);
     }
     const dayBounds = (g: DayGroup) => [g.siteId, new Date(g.day), new Date(g.day + DAY_MS)];
     const others: Array<{ site_id: number | string; bucket: Date; registers: Buffer }> = await em.query(
@@ -466,12 +461,7 @@ export class VisitorSketchBuilder {
       sketchOf(siteId, 'day', group.day).set(position);
       let v = values.get(group);
       if (!v) values.set(group, (v = new ValueSketches()));
-      const hourValues = v.bucket('hour', at);
-      const dayValues = v.bucket('day', group.day);
-      for (const dimension of SESSION_ATTRIBUTES) {
-        v.of('hour', at, dimension, s[dimension], hourValues).set(position);
-        v.of('day', group.day, dimension, s[dimension], dayValues).set(position);
-      }
+      v.add(s, at, group.day, position);
     }
     await this.store(em, [...sketches.values()]);
     await this.addToValues(
@@ -737,6 +727,16 @@ class ValueSketches {
     if (!entry)
       values.set(value, (entry = { grain, bucket, dimension, value, sketch: new SparseVisitorSketch() }));
     return entry.sketch;
+  }
+
+  /** A session's visitor (its `VisitorSketch.position`) into its values' sketches of its hour and day. */
+  add(session: Record<SessionAttribute, string>, hour: number, day: number, position: number): void {
+    const hourValues = this.bucket('hour', hour);
+    const dayValues = this.bucket('day', day);
+    for (const dimension of SESSION_ATTRIBUTES) {
+      this.of('hour', hour, dimension, session[dimension], hourValues).set(position);
+      this.of('day', day, dimension, session[dimension], dayValues).set(position);
+    }
   }
 
   rows(): ValueSketch[] {
