@@ -161,5 +161,25 @@ describe('import refuses only the line the database refuses, never its batch', (
     expect(Number(n)).toBe(38);
     const [{ q }] = await env.ds.query('SELECT COUNT(*) AS q FROM dirty_sessions WHERE site_id = ?', [site]);
     expect(Number(q)).toBe(7);
+
+    // Again with new lines among them: a load skips the stored hits and the refused line alike,
+    // and only the look-up tells them apart (libs/ingest/src/hit-writer.ts `loadNewHits`).
+    const more = [
+      ...hits.slice(0, 5),
+      pageview(site, 'b-new', '2026-04-03T11:00:00Z', '/poison-again'),
+      ...Array.from({ length: 4 }, (_, i) =>
+        pageview(site, 'b-new', `2026-04-03T11:0${i + 1}:00Z`, `/n${i}`),
+      ),
+    ];
+    const again = path.join(mkdtempSync(path.join(tmpdir(), 'stats-exact-')), 'again.ndjson');
+    writeFileSync(again, ndjson(more));
+    const res2 = await env.cli(['import', again, '--json']);
+    rmSync(path.dirname(again), { recursive: true, force: true });
+    expect(res2.json).toMatchObject({ lines: 10, imported: 4, duplicates: 5, rejected: 1 });
+    expect(res2.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^line 6: the database refused the line: .*chk_no_poison/),
+    ]);
+    const [{ m }] = await env.ds.query('SELECT COUNT(*) AS m FROM hits WHERE site_id = ?', [site]);
+    expect(Number(m)).toBe(42);
   });
 });

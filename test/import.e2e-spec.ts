@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { IMPORT_WRITERS } from '@app/ingest/importer';
 import { event, ndjson, pageview, purchase } from './support/hits';
 import { CLI_ENTRY, TEST_ENGINE, TestEnv } from './support/test-env';
 
@@ -466,6 +467,70 @@ describe('import stores every value as sent', () => {
       [site, new Date('2026-05-01T10:00:03.250Z')],
     );
     expect(Number(ms)).toBe(1);
+  });
+
+  it('loads a batch without looking its ids up, and a file imported again is looked up, not loaded', async () => {
+    // 5,000 lines, five batches, every hit new; then the same lines with 1,000 new ones after them.
+    const lines = (n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        pageview(
+          site,
+          `again-${i % 300}`,
+          `2026-05-02T${String(10 + (i % 12)).padStart(2, '0')}:00:00Z`,
+          `/a${i % 9}`,
+          {
+            id: `again-${i}`,
+            time_on_page_seconds: (i % 7) + 0.5,
+          },
+        ),
+      );
+    const pageviews = async () => {
+      const sums = (inner: string, ...params: unknown[]) =>
+        env.ds.query(`SELECT n, ${env.decimalSql('s', 3)} AS s FROM (${inner}) t`, params);
+      const [r] = await sums(
+        `SELECT COUNT(*) AS n, SUM(time_on_page_seconds) AS s FROM hits WHERE site_id = ? AND session_id LIKE 'again-%'`,
+        site,
+      );
+      const [k] = await sums(
+        `SELECT SUM(pageviews) AS n, SUM(time_on_page_seconds) AS s FROM hit_rollups
+         WHERE site_id = ? AND bucket >= ? AND bucket < ?`,
+        site,
+        new Date('2026-05-02T00:00:00Z'),
+        new Date('2026-05-03T00:00:00Z'),
+      );
+      return { hits: [Number(r.n), r.s], rollup: [Number(k.n), k.s] };
+    };
+    const before = TEST_ENGINE === 'sqlite' ? {} : await statements();
+    expect(await env.importHits(lines(5000))).toMatchObject({ imported: 5000, duplicates: 0, rejected: 0 });
+    const middle = TEST_ENGINE === 'sqlite' ? {} : await statements();
+    const once = await pageviews();
+    // The time on page of the first n lines, as the database sums it.
+    const seconds = (n: number) =>
+      Array.from({ length: n }, (_, i) => (i % 7) + 0.5)
+        .reduce((sum, t) => sum + t, 0)
+        .toFixed(3);
+    expect(once).toEqual({ hits: [5000, seconds(5000)], rollup: [5000, seconds(5000)] });
+
+    expect(await env.importHits(lines(6000))).toMatchObject({
+      imported: 1000,
+      duplicates: 5000,
+      rejected: 0,
+    });
+    expect(await pageviews()).toEqual({ hits: [6000, seconds(6000)], rollup: [6000, seconds(6000)] });
+    if (TEST_ENGINE === 'sqlite') return;
+    const after = await statements();
+    const delta = (a: Record<string, number>, b: Record<string, number>) => ({
+      loads: b.Com_load - a.Com_load,
+      rollbacks: b.Com_rollback - a.Com_rollback,
+    });
+    // Each new batch one load, with no look-up to fall back on and nothing rolled back.
+    expect(delta(before, middle)).toEqual({ loads: 5, rollbacks: 0 });
+    // Again: the batches begun before the first of them found its hits all stored load and skip
+    // them (at most IMPORT_WRITERS); the others look their ids up, and only the new batch loads.
+    const again = delta(middle, after);
+    expect(again.rollbacks).toBe(0);
+    expect(again.loads).toBeGreaterThanOrEqual(2);
+    expect(again.loads).toBeLessThanOrEqual(IMPORT_WRITERS + 1);
   });
 
   // Skipped on SQLite: it has no LOAD DATA and no server setting to refuse it; it always INSERTs.

@@ -9,8 +9,9 @@ import { EntityManager } from 'typeorm';
  *
  * It differs from INSERT in two ways the caller must mind:
  * - LOCAL makes the server skip or adjust a row it would refuse (a duplicate key, a value too
- *   long) and say so in a warning only. A load that warns is thrown as BulkLoadWarnings, for the
- *   caller to roll its transaction back and store the rows with INSERT, which refuses instead.
+ *   long) and say so in a warning only: `loadRows` returns how many rows it stored and how many
+ *   warnings it gave. A load the caller cannot accept is thrown as BulkLoadWarnings, for it to
+ *   roll its transaction back and store the rows with INSERT, which refuses instead.
  * - A server may not accept LOCAL at all (`local_infile=OFF`): BulkLoadUnavailable.
  */
 export class BulkLoadWarnings extends Error {}
@@ -69,17 +70,29 @@ interface Mysql2Connection {
   ): void;
 }
 
+/** What one LOAD DATA did. */
+export interface LoadOutcome {
+  /** Rows stored: every row sent but those the server skipped. */
+  stored: number;
+  /** Warnings the server gave: one for each row it skipped or adjusted. */
+  warnings: number;
+  /**
+   * LAST_INSERT_ID(): the auto-increment value of the first row stored; `undefined` when none
+   * was (the connection's LAST_INSERT_ID() is then an earlier statement's).
+   */
+  first: number | undefined;
+}
+
 /**
  * Stores `rows` (values in the order of `columns`) into `table` with one LOAD DATA LOCAL, on the
- * connection of `em`'s transaction, and returns LAST_INSERT_ID(): the first auto-increment value
- * the load gave. Throws BulkLoadWarnings when the server did not store every row exactly as sent.
+ * connection of `em`'s transaction. The caller decides whether the outcome is what it wanted.
  */
 export async function loadRows(
   em: EntityManager,
   table: string,
   columns: readonly string[],
   rows: readonly (readonly LoadValue[])[],
-): Promise<number> {
+): Promise<LoadOutcome> {
   const connection = (em.queryRunner as unknown as { databaseConnection?: Mysql2Connection } | undefined)
     ?.databaseConnection;
   if (!connection) throw new Error('loadRows needs the connection of a transaction');
@@ -95,11 +108,14 @@ export async function loadRows(
     }
     throw error;
   });
-  if (result.warningStatus > 0 || result.affectedRows !== rows.length) {
-    throw new BulkLoadWarnings(
-      `LOAD DATA stored ${result.affectedRows} of ${rows.length} rows into ${table} with ${result.warningStatus} warning(s)`,
-    );
+  const outcome: LoadOutcome = {
+    stored: result.affectedRows,
+    warnings: result.warningStatus,
+    first: undefined,
+  };
+  if (outcome.stored > 0) {
+    const [row]: Array<{ id: number | string }> = await em.query('SELECT LAST_INSERT_ID() AS id');
+    outcome.first = Number(row.id);
   }
-  const [row]: Array<{ id: number | string }> = await em.query('SELECT LAST_INSERT_ID() AS id');
-  return Number(row.id);
+  return outcome;
 }

@@ -3,7 +3,7 @@ import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/s
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
 import { Expression, SqlBool, sql } from 'kysely';
 import { EntityManager } from 'typeorm';
-import { BulkLoadUnavailable, loadRows, LoadValue } from './bulk-load';
+import { BulkLoadUnavailable, BulkLoadWarnings, LoadOutcome, loadRows, LoadValue } from './bulk-load';
 import { Hit } from './hit';
 import { flatRows, MAX_IN_LIST } from './rollup-writer';
 
@@ -173,13 +173,53 @@ async function insertRows(
  */
 export interface HitStorage {
   load: boolean;
+  /**
+   * Set while batches are mostly hits stored before (a file imported again): their ids are then
+   * looked up before the load, which costs less than a load that skips most of its rows.
+   */
+  lookUpFirst?: boolean;
+}
+
+/** The `site_id\u0000id` key of a hit, as `existing` returns them. */
+const hitKey = (h: Hit) => `${h.siteId}\u0000${h.id}`;
+
+/** Site → the distinct ids of `hits`, for `existing`. */
+function idsBySite(hits: Hit[]): Map<number, string[]> {
+  return new Map(
+    [...groupBySite(hits)].map(([siteId, list]) => [siteId, [...new Set(list.map((h) => h.id))]]),
+  );
+}
+
+/** A hit as a row of HIT_COLUMNS. */
+function hitRow(dialect: SqlDialect, h: Hit): LoadValue[] {
+  return [
+    h.siteId,
+    h.id,
+    h.type,
+    h.ts,
+    h.sessionId,
+    h.visitorId,
+    h.path,
+    h.channel,
+    h.source,
+    h.country,
+    h.device,
+    h.browser,
+    dialect.decimalIn(h.timeOnPageSeconds, 3),
+    h.scrollDepth,
+    h.name,
+    h.orderId,
+    dialect.decimalIn(h.revenue, 2),
+    h.currency,
+  ];
 }
 
 /**
- * Stores a batch's hit rows; with `blocks`, returns the ranges of seq they got. A LOAD DATA gets
- * one block of seq (the MySQL family's "bulk insert", under the table's AUTO-INC lock with
- * `innodb_autoinc_lock_mode` 0 or 1). Throws BulkLoadWarnings when the server did not take the
- * rows as sent: the caller rolls back and writes the batch again without `storage`.
+ * Stores the hit rows of a batch whose ids were looked up first; with `blocks`, returns the
+ * ranges of seq they got. A LOAD DATA gets one block of seq (the MySQL family's "bulk insert",
+ * under the table's AUTO-INC lock with `innodb_autoinc_lock_mode` 0 or 1). Throws
+ * BulkLoadWarnings when the server did not take the rows as sent: the caller rolls back and
+ * writes the batch again without `storage`.
  */
 async function storeHits(
   em: EntityManager,
@@ -190,8 +230,13 @@ async function storeHits(
 ): Promise<SeqRange[]> {
   if (storage?.load && rows.length > 0) {
     try {
-      const first = await loadRows(em, 'hits', HIT_COLUMNS, rows);
-      return blocks ? [[first, first + (rows.length - 1) * blocks.step]] : [];
+      const outcome = await loadRows(em, 'hits', HIT_COLUMNS, rows);
+      if (outcome.warnings > 0 || outcome.stored !== rows.length || outcome.first === undefined) {
+        throw new BulkLoadWarnings(
+          `LOAD DATA stored ${outcome.stored} of ${rows.length} rows into hits with ${outcome.warnings} warning(s)`,
+        );
+      }
+      return blocks ? [[outcome.first, outcome.first + (rows.length - 1) * blocks.step]] : [];
     } catch (e) {
       if (!(e instanceof BulkLoadUnavailable)) throw e;
       // A refused statement leaves the transaction as it was: the rest of the import INSERTs.
@@ -199,6 +244,67 @@ async function storeHits(
     }
   }
   return insertRows(em, dialect, 'hits', HIT_COLUMNS, rows, false, blocks);
+}
+
+/**
+ * Stores a batch's hits (each id once) with one LOAD DATA and no look-up before it: the unique
+ * key `(site_id, hit_id)` makes the server skip, with a warning, each hit stored before. The
+ * look-up of every id cost the server ~11 % of an import's CPU (BENCHMARKS.md run AM); a batch
+ * now reads back only which rows it stored, and only when the server skipped some. Returns the
+ * hits stored and their range of seq, or `undefined` when the server refuses LOAD DATA LOCAL.
+ * Throws BulkLoadWarnings when the server skipped or adjusted a row for any other reason.
+ */
+async function loadNewHits(
+  em: EntityManager,
+  dialect: SqlDialect,
+  hits: Hit[],
+  blocks: SeqBlocks,
+  storage: HitStorage,
+): Promise<{ fresh: Hit[]; stored: SeqRange[] } | undefined> {
+  if (hits.length === 0) return { fresh: [], stored: [] };
+  let outcome: LoadOutcome;
+  try {
+    outcome = await loadRows(
+      em,
+      'hits',
+      HIT_COLUMNS,
+      hits.map((h) => hitRow(dialect, h)),
+    );
+  } catch (e) {
+    if (!(e instanceof BulkLoadUnavailable)) throw e;
+    storage.load = false;
+    return undefined;
+  }
+  const refused = () =>
+    new BulkLoadWarnings(
+      `LOAD DATA stored ${outcome.stored} of ${hits.length} rows into hits with ${outcome.warnings} warning(s)`,
+    );
+  // One warning per skipped row, and none for a row stored: a value adjusted is refused.
+  if (outcome.warnings !== hits.length - outcome.stored) throw refused();
+  const first = outcome.first;
+  if (first !== undefined && outcome.stored === hits.length) {
+    return { fresh: hits, stored: [[first, first + (hits.length - 1) * blocks.step]] };
+  }
+  // Which rows it stored. Under the AUTO-INC lock (`blocks`: mode 0 or 1) no other statement's
+  // row falls between a load's first and last seq, and the first is LAST_INSERT_ID().
+  const storedKeys = new Set<string>();
+  let last = first;
+  if (first !== undefined) {
+    const rows: Array<{ s: number | string; v: string; seq: number | string }> = await em.query(
+      'SELECT site_id AS s, hit_id AS v, seq FROM hits WHERE seq >= ? ORDER BY seq LIMIT ?',
+      [first, outcome.stored],
+    );
+    for (const r of rows) {
+      storedKeys.add(`${Number(r.s)}\u0000${r.v}`);
+      last = Number(r.seq);
+    }
+  }
+  const fresh = hits.filter((h) => storedKeys.has(hitKey(h)));
+  const skipped = hits.filter((h) => !storedKeys.has(hitKey(h)));
+  // Each skipped hit must be one stored before; the server skipped it for another reason otherwise.
+  const known = await existing(em, dialect, 'hits', 'hit_id', idsBySite(skipped));
+  if (fresh.length !== outcome.stored || skipped.some((h) => !known.has(hitKey(h)))) throw refused();
+  return { fresh, stored: first === undefined || last === undefined ? [] : [[first, last]] };
 }
 
 const HIT_ROLLUP_SUMS = [
@@ -279,44 +385,27 @@ export async function writeHitBatch(
   blocks?: SeqBlocks,
   storage?: HitStorage,
 ): Promise<BatchResult> {
-  const fresh: Hit[] = [];
-  const hitIds = new Map(
-    [...groupBySite(batch)].map(([siteId, hits]) => [siteId, [...new Set(hits.map((h) => h.id))]]),
-  );
-  const known = await existing(em, dialect, 'hits', 'hit_id', hitIds);
+  // The first line of an id in the batch wins; a later one is a duplicate.
+  const unique: Hit[] = [];
+  const seen = new Set<string>();
   for (const h of batch) {
-    const key = `${h.siteId}\u0000${h.id}`;
-    if (known.has(key)) continue;
-    known.add(key);
-    fresh.push(h);
+    const key = hitKey(h);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    unique.push(h);
   }
-
-  const stored = await storeHits(
-    em,
-    dialect,
-    fresh.map((h) => [
-      h.siteId,
-      h.id,
-      h.type,
-      h.ts,
-      h.sessionId,
-      h.visitorId,
-      h.path,
-      h.channel,
-      h.source,
-      h.country,
-      h.device,
-      h.browser,
-      dialect.decimalIn(h.timeOnPageSeconds, 3),
-      h.scrollDepth,
-      h.name,
-      h.orderId,
-      dialect.decimalIn(h.revenue, 2),
-      h.currency,
-    ]),
-    blocks,
-    storage,
-  );
+  let loaded: { fresh: Hit[]; stored: SeqRange[] } | undefined;
+  if (storage?.load && blocks && !storage.lookUpFirst) {
+    loaded = await loadNewHits(em, dialect, unique, blocks, storage);
+  }
+  if (!loaded) {
+    const known = await existing(em, dialect, 'hits', 'hit_id', idsBySite(unique));
+    const fresh = unique.filter((h) => !known.has(hitKey(h)));
+    const rows = fresh.map((h) => hitRow(dialect, h));
+    loaded = { fresh, stored: await storeHits(em, dialect, rows, blocks, storage) };
+  }
+  const { fresh, stored } = loaded;
+  if (storage) storage.lookUpFirst = (unique.length - fresh.length) * 2 > unique.length;
 
   const orderRows: unknown[][] = [];
   const itemRows: unknown[][] = [];
