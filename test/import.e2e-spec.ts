@@ -337,6 +337,79 @@ describe('import and aggregate (the real CLI)', () => {
     expect(again.json).toMatchObject({ sessions: 0 });
   });
 
+  it("keeps each visitor's first session as sessions are added, start earlier or change visitor", async () => {
+    const own = await env.site({ timezone: 'UTC', currency: 'USD' });
+    /** The visitors table against its definition, and the new-visitor rollup against the table. */
+    const firsts = async () => {
+      const stored: Array<{ visitor_id: string; first_session_at: Date }> = await env.ds.query(
+        'SELECT visitor_id, first_session_at FROM visitors WHERE site_id = ? ORDER BY visitor_id',
+        [own],
+      );
+      const sessions: Array<{ visitor_id: string; started_at: Date }> = await env.ds.query(
+        'SELECT visitor_id, started_at FROM sessions WHERE site_id = ?',
+        [own],
+      );
+      const earliest = new Map<string, number>();
+      for (const s of sessions) {
+        const at = new Date(s.started_at).getTime();
+        earliest.set(s.visitor_id, Math.min(at, earliest.get(s.visitor_id) ?? at));
+      }
+      expect(stored.map((r) => [r.visitor_id, new Date(r.first_session_at).getTime()])).toEqual(
+        [...earliest].sort(([a], [b]) => (a < b ? -1 : 1)),
+      );
+      const rollup: Array<{ bucket: Date; visitors: number | string }> = await env.ds.query(
+        'SELECT bucket, visitors FROM visitor_first_rollups WHERE site_id = ? AND visitors <> 0 ORDER BY bucket',
+        [own],
+      );
+      const byQuarter = new Map<number, number>();
+      for (const at of earliest.values()) {
+        const q = Math.floor(at / 900_000) * 900_000;
+        byQuarter.set(q, (byQuarter.get(q) ?? 0) + 1);
+      }
+      expect(rollup.map((r) => [new Date(r.bucket).getTime(), Number(r.visitors)])).toEqual(
+        [...byQuarter].sort(([a], [b]) => a - b),
+      );
+      return Object.fromEntries(
+        stored.map((r) => [r.visitor_id, new Date(r.first_session_at).toISOString()]),
+      );
+    };
+    const step = async (hits: object[]) => {
+      expect(await env.importHits(hits)).toMatchObject({ rejected: 0 });
+      await env.aggregate();
+      return firsts();
+    };
+    const pv = (session: string, visitor: string, ts: string) =>
+      pageview(own, session, ts, '/', { visitor_id: visitor });
+
+    expect(
+      await step([pv('f-1', 'fv-a', '2026-03-07T10:00:00Z'), pv('f-2', 'fv-b', '2026-03-07T11:00:00Z')]),
+    ).toEqual({ 'fv-a': '2026-03-07T10:00:00.000Z', 'fv-b': '2026-03-07T11:00:00.000Z' });
+    // A later session of a returning visitor, a new visitor, and a session that grew at its end.
+    expect(
+      await step([
+        pv('f-3', 'fv-a', '2026-03-07T12:00:00Z'),
+        pv('f-4', 'fv-c', '2026-03-07T12:30:00Z'),
+        pv('f-2', 'fv-b', '2026-03-07T11:10:00Z'),
+      ]),
+    ).toEqual({
+      'fv-a': '2026-03-07T10:00:00.000Z',
+      'fv-b': '2026-03-07T11:00:00.000Z',
+      'fv-c': '2026-03-07T12:30:00.000Z',
+    });
+    // A late hit makes fv-b's session start earlier, into another quarter hour.
+    expect(await step([pv('f-2', 'fv-b', '2026-03-07T10:40:00Z')])).toMatchObject({
+      'fv-b': '2026-03-07T10:40:00.000Z',
+    });
+    // An earlier hit of f-1 from another visitor: the session is now fv-d's (its first hit's),
+    // and fv-a's first session is f-3, later than before.
+    expect(await step([pv('f-1', 'fv-d', '2026-03-07T09:50:00Z')])).toEqual({
+      'fv-a': '2026-03-07T12:00:00.000Z',
+      'fv-b': '2026-03-07T10:40:00.000Z',
+      'fv-c': '2026-03-07T12:30:00.000Z',
+      'fv-d': '2026-03-07T09:50:00.000Z',
+    });
+  });
+
   it('breaks timestamp ties by import order for the first hit and the exit page', async () => {
     const s = 'tie-1';
     await env.importHits([

@@ -1,4 +1,4 @@
-import { bumpDataVersions, Sql, SqlDialect } from '@app/db';
+import { bumpDataVersions, parameterRows, Sql, SqlDialect } from '@app/db';
 import {
   attributeOrMissing,
   HITS_BY_SESSION,
@@ -33,6 +33,7 @@ import { DataSource, EntityManager } from 'typeorm';
 import { eachAtOnce, shareOut } from './at-once';
 import { withDeadlockRetry } from './retry';
 import {
+  flatRows,
   inList,
   rowsBySite,
   SESSIONS_COUNT,
@@ -51,6 +52,7 @@ import {
   SessionBucketRollupBuilder,
 } from './session-bucket-rollup-builder';
 import { sketchChanges, VisitorSketchBuilder } from './visitor-sketch-builder';
+import { earliestStarts } from './first-sessions';
 import { daySpanBucket, PathSpanDelta, pathSpanDeltas } from '@app/stats/rollups/day-split';
 
 export const AGGREGATE_CHUNK = 2000;
@@ -88,6 +90,9 @@ const SESSION_COLUMNS = [
   'purchased',
 ];
 
+const VISITOR_COLUMNS = ['site_id', 'visitor_id', 'first_session_at'];
+/** Rows per INSERT into visitors: 1,500 parameters, well under SQLite's limit. */
+const VISITOR_ROWS_PER_INSERT = 500;
 const ROLLUP_KEYS = ['dimension', 'bucket', 'value'];
 const ROLLUP_SUMS = ['sessions', 'bounces', 'session_pageviews', 'duration_seconds'];
 /** path_hash is the key; path itself is stored beside it, never summed. */
@@ -268,24 +273,15 @@ export class SessionAggregator {
     const touched: SiteSessions = new Map(
       parts.map((p) => [p.siteId, [...new Set([...p.before, ...p.after].map((r) => r.visitor_id))]]),
     );
-    const firstBefore = await this.firstSessions(em, touched);
-    const visitorsWhere = siteSessionsIn(d, touched, 'visitor_id');
-    await em.query(`DELETE FROM visitors WHERE ${visitorsWhere.sql}`, visitorsWhere.parameters);
-    await em.query(
-      `INSERT INTO visitors (site_id, visitor_id, first_session_at)
-       SELECT site_id, visitor_id, MIN(started_at) FROM sessions
-       WHERE ${visitorsWhere.sql}
-       GROUP BY site_id, visitor_id`,
-      visitorsWhere.parameters,
-    );
-    const firstAfter = await this.firstSessions(em, touched);
-    for (const { siteId } of parts)
-      await this.applyNewVisitorDeltas(
+    const earliest = parts.map((p) => earliestStarts(p.before, p.after));
+    if (earliest.every((e) => e !== undefined)) {
+      await this.advanceFirstSessions(
         em,
-        siteId,
-        firstBefore.get(siteId) ?? [],
-        firstAfter.get(siteId) ?? [],
+        parts.map((p, i) => [p.siteId, earliest[i]]),
       );
+    } else {
+      await this.rederiveFirstSessions(em, parts, touched);
+    }
     // A site at a time, for the reason of lockQueuedStatement: a DELETE that scans the queue
     // waits for every row another writer holds.
     for (const [siteId, sessionIds] of sites) {
@@ -386,6 +382,91 @@ export class SessionAggregator {
     const zone = this.zones.get(siteId);
     if (zone === undefined) throw new Error(`the time zone of site ${siteId} was not read`);
     return zone;
+  }
+
+  /**
+   * The touched visitors' first sessions read again from all their sessions, and
+   * visitor_first_rollups moved with them: when a session of the chunk may have started later
+   * than before or changed its visitor (earliestStarts).
+   */
+  private async rederiveFirstSessions(
+    em: EntityManager,
+    parts: ReadonlyArray<SitePart<DerivedSession>>,
+    touched: SiteSessions,
+  ): Promise<void> {
+    const firstBefore = await this.firstSessions(em, touched);
+    const visitorsWhere = siteSessionsIn(this.sql.dialect, touched, 'visitor_id');
+    await em.query(`DELETE FROM visitors WHERE ${visitorsWhere.sql}`, visitorsWhere.parameters);
+    await em.query(
+      `INSERT INTO visitors (site_id, visitor_id, first_session_at)
+       SELECT site_id, visitor_id, MIN(started_at) FROM sessions
+       WHERE ${visitorsWhere.sql}
+       GROUP BY site_id, visitor_id`,
+      visitorsWhere.parameters,
+    );
+    const firstAfter = await this.firstSessions(em, touched);
+    for (const { siteId } of parts)
+      await this.applyNewVisitorDeltas(
+        em,
+        siteId,
+        firstBefore.get(siteId) ?? [],
+        firstAfter.get(siteId) ?? [],
+      );
+  }
+
+  /**
+   * The touched visitors' first sessions where the chunk's sessions only began earlier or are
+   * new (site → visitor → the earliest start among them, earliestStarts): a visitor's stored
+   * first session is replaced only where that start is earlier, and only those visitors move in
+   * visitor_first_rollups. Most visitors of an hour are new (one row inserted) or returning
+   * with an earlier first session (nothing written), so their other sessions are not read again.
+   */
+  private async advanceFirstSessions(
+    em: EntityManager,
+    sites: ReadonlyArray<readonly [number, ReadonlyMap<string, number>]>,
+  ): Promise<void> {
+    const d = this.sql.dialect;
+    const visitors: SiteSessions = new Map(sites.map(([siteId, starts]) => [siteId, [...starts.keys()]]));
+    const where = siteSessionsIn(d, visitors, 'visitor_id');
+    // Locked until commit, as the DELETE of rederiveFirstSessions locks them.
+    const rows: Array<{ site_id: number | string; visitor_id: string; first_session_at: Date }> =
+      await em.query(
+        d.lockingRead(`SELECT site_id, visitor_id, first_session_at FROM visitors WHERE ${where.sql}`),
+        where.parameters,
+      );
+    const stored = new Map(
+      rows.map((r) => [`${Number(r.site_id)}\u0000${r.visitor_id}`, new Date(r.first_session_at)]),
+    );
+    const replaced = new Map<number, string[]>();
+    const inserted: unknown[][] = [];
+    for (const [siteId, starts] of sites) {
+      const before: Date[] = [];
+      const after: Date[] = [];
+      const moved: string[] = [];
+      for (const [visitor, at] of starts) {
+        const was = stored.get(`${siteId}\u0000${visitor}`);
+        if (was !== undefined && was.getTime() <= at) continue;
+        if (was !== undefined) {
+          before.push(was);
+          moved.push(visitor);
+        }
+        after.push(new Date(at));
+        inserted.push([siteId, visitor, new Date(at)]);
+      }
+      if (moved.length > 0) replaced.set(siteId, moved);
+      await this.applyNewVisitorDeltas(em, siteId, before, after);
+    }
+    if (replaced.size > 0) {
+      const gone = siteSessionsIn(d, replaced, 'visitor_id');
+      await em.query(`DELETE FROM visitors WHERE ${gone.sql}`, gone.parameters);
+    }
+    for (let i = 0; i < inserted.length; i += VISITOR_ROWS_PER_INSERT) {
+      const part = inserted.slice(i, i + VISITOR_ROWS_PER_INSERT);
+      await em.query(
+        `INSERT INTO visitors (site_id, visitor_id, first_session_at) VALUES ${parameterRows(VISITOR_COLUMNS, part.length)}`,
+        flatRows(part),
+      );
+    }
   }
 
   /** The first-session starts the visitors of `visitors` (site → visitor ids) have in the visitors table, by site. */
