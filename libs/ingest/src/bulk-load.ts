@@ -83,6 +83,13 @@ export interface LoadOutcome {
   first: number | undefined;
 }
 
+/** The BulkLoadWarnings for a load of `sent` rows into `table` whose outcome the caller does not accept. */
+export function loadNotAccepted(table: string, sent: number, outcome: LoadOutcome): BulkLoadWarnings {
+  return new BulkLoadWarnings(
+    `LOAD DATA stored ${outcome.stored} of ${sent} rows into ${table} with ${outcome.warnings} warning(s)`,
+  );
+}
+
 /**
  * Stores `rows` (values in the order of `columns`) into `table` with one LOAD DATA LOCAL, on the
  * connection of `em`'s transaction. The caller decides whether the outcome is what it wanted.

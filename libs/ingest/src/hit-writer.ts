@@ -3,7 +3,7 @@ import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/s
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
 import { Expression, SqlBool, sql } from 'kysely';
 import { EntityManager } from 'typeorm';
-import { BulkLoadUnavailable, BulkLoadWarnings, LoadOutcome, loadRows, LoadValue } from './bulk-load';
+import { BulkLoadUnavailable, loadNotAccepted, LoadOutcome, loadRows, LoadValue } from './bulk-load';
 import { Hit } from './hit';
 import { flatRows, MAX_IN_LIST } from './rollup-writer';
 
@@ -232,9 +232,7 @@ async function storeHits(
     try {
       const outcome = await loadRows(em, 'hits', HIT_COLUMNS, rows);
       if (outcome.warnings > 0 || outcome.stored !== rows.length || outcome.first === undefined) {
-        throw new BulkLoadWarnings(
-          `LOAD DATA stored ${outcome.stored} of ${rows.length} rows into hits with ${outcome.warnings} warning(s)`,
-        );
+        throw loadNotAccepted('hits', rows.length, outcome);
       }
       return blocks ? [[outcome.first, outcome.first + (rows.length - 1) * blocks.step]] : [];
     } catch (e) {
@@ -275,10 +273,7 @@ async function loadNewHits(
     storage.load = false;
     return undefined;
   }
-  const refused = () =>
-    new BulkLoadWarnings(
-      `LOAD DATA stored ${outcome.stored} of ${hits.length} rows into hits with ${outcome.warnings} warning(s)`,
-    );
+  const refused = () => loadNotAccepted('hits', hits.length, outcome);
   // One warning per skipped row, and none for a row stored: a value adjusted is refused.
   if (outcome.warnings !== hits.length - outcome.stored) throw refused();
   const first = outcome.first;
