@@ -244,6 +244,12 @@ async function storeHits(
   return insertRows(em, dialect, 'hits', HIT_COLUMNS, rows, false, blocks);
 }
 
+/** The hits a batch stored, and the ranges of seq they got. */
+interface StoredHits {
+  fresh: Hit[];
+  stored: SeqRange[];
+}
+
 /**
  * Stores a batch's hits (each id once) with one LOAD DATA and no look-up before it: the unique
  * key `(site_id, hit_id)` makes the server skip, with a warning, each hit stored before. The
@@ -258,7 +264,7 @@ async function loadNewHits(
   hits: Hit[],
   blocks: SeqBlocks,
   storage: HitStorage,
-): Promise<{ fresh: Hit[]; stored: SeqRange[] } | undefined> {
+): Promise<StoredHits | undefined> {
   if (hits.length === 0) return { fresh: [], stored: [] };
   let outcome: LoadOutcome;
   try {
@@ -283,7 +289,7 @@ async function loadNewHits(
   // Which rows it stored. Under the AUTO-INC lock (`blocks`: mode 0 or 1) no other statement's
   // row falls between a load's first and last seq, and the first is LAST_INSERT_ID().
   const storedKeys = new Set<string>();
-  let last = first;
+  let last: number | undefined;
   if (first !== undefined) {
     const rows: Array<{ s: number | string; v: string; seq: number | string }> = await em.query(
       'SELECT site_id AS s, hit_id AS v, seq FROM hits WHERE seq >= ? ORDER BY seq LIMIT ?',
@@ -299,7 +305,7 @@ async function loadNewHits(
   // Each skipped hit must be one stored before; the server skipped it for another reason otherwise.
   const known = await existing(em, dialect, 'hits', 'hit_id', idsBySite(skipped));
   if (fresh.length !== outcome.stored || skipped.some((h) => !known.has(hitKey(h)))) throw refused();
-  return { fresh, stored: first === undefined || last === undefined ? [] : [[first, last]] };
+  return { fresh, stored: first === undefined ? [] : [[first, last ?? first]] };
 }
 
 const HIT_ROLLUP_SUMS = [
@@ -389,7 +395,7 @@ export async function writeHitBatch(
     seen.add(key);
     unique.push(h);
   }
-  let loaded: { fresh: Hit[]; stored: SeqRange[] } | undefined;
+  let loaded: StoredHits | undefined;
   if (storage?.load && blocks && !storage.lookUpFirst) {
     loaded = await loadNewHits(em, dialect, unique, blocks, storage);
   }
