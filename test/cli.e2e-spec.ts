@@ -1,8 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
-import { TestEnv } from './support/test-env';
+import { ndjson, pageview } from './support/hits';
+import { CLI_ENTRY, TestEnv } from './support/test-env';
 
 const ROOT = path.join(__dirname, '..');
 const COMMANDS = [
@@ -285,6 +286,93 @@ describe('operator CLI', () => {
       '--json',
     ]);
     expect(again.json).toMatchObject({ history_hits: 0, live_hits: 0 });
+  }, 120_000);
+
+  it('aggregate --watch derives what each import queues, round after round, until SIGTERM', async () => {
+    const refused = await env.cli(['aggregate', '--interval', '1', '--json']);
+    expect(refused).toMatchObject({ code: 1, json: { error: '--interval needs --watch' } });
+
+    const user = await env.user();
+    const site = await env.site({ members: [user] });
+    const { key } = await env.key(user);
+    const app = await env.startApp();
+    const overview = async () => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${site}/analytics/overview?from=2026-03-02&to=2026-03-02`)
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(200);
+      const { sessions, pageviews, bounce_rate } = res.body.data as Record<string, number>;
+      return { sessions, pageviews, bounce_rate };
+    };
+
+    const watcher = spawn(
+      process.execPath,
+      [CLI_ENTRY, 'aggregate', '--watch', '--interval', '1', '--json'],
+      {
+        env: { ...process.env, ...env.databaseEnv(false) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let stdout = '';
+    let stderr = '';
+    watcher.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    watcher.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => watcher.on('close', resolve));
+    const lines = () =>
+      stdout
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, number | boolean>);
+    const derived = () => lines().reduce((n, l) => n + Number(l.sessions ?? 0), 0);
+    /** Waits (not a timing assertion: up to a minute on a busy machine) until the rounds printed derive `n` sessions. */
+    const until = async (n: number) => {
+      for (let waited = 0; derived() < n && waited < 60_000; waited += 100) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect({ derived: derived(), stderr }).toEqual({ derived: n, stderr: expect.any(String) });
+    };
+
+    try {
+      // Two sessions: a bounce and one of two pageviews.
+      await env.cli(
+        ['import', '-', '--json'],
+        ndjson([
+          pageview(site, 'w-a', '2026-03-02T10:00:00Z', '/'),
+          pageview(site, 'w-b', '2026-03-02T11:00:00Z', '/'),
+          pageview(site, 'w-b', '2026-03-02T11:05:00Z', '/pricing'),
+        ]),
+      );
+      await until(2);
+      expect(await overview()).toEqual({ sessions: 2, pageviews: 3, bounce_rate: 50 });
+
+      // A late hit that ends w-a's bounce, and a new session: both derived by a later round.
+      await env.cli(
+        ['import', '-', '--json'],
+        ndjson([
+          pageview(site, 'w-a', '2026-03-02T10:10:00Z', '/docs'),
+          pageview(site, 'w-c', '2026-03-02T12:00:00Z', '/'),
+        ]),
+      );
+      await until(4);
+      expect(await overview()).toEqual({ sessions: 3, pageviews: 5, bounce_rate: 33.33 });
+      const [queued] = await env.ds.query<Array<{ n: string }>>('SELECT COUNT(*) AS n FROM dirty_sessions');
+      expect(Number(queued.n)).toBe(0);
+    } finally {
+      watcher.kill('SIGTERM');
+    }
+    expect(await exited).toBe(0);
+    const printed = lines();
+    // A line for each round that derived something (each names its round), then the stop.
+    expect(printed.slice(0, -1).every((l) => typeof l.round === 'number' && Number(l.sessions) > 0)).toBe(
+      true,
+    );
+    expect(printed.at(-1)).toEqual({
+      stopped: true,
+      rounds: expect.any(Number),
+      failed_rounds: 0,
+      sessions: 4,
+    });
+    expect(printed.at(-1)!.rounds).toBeGreaterThanOrEqual(2);
   }, 120_000);
 
   it('migrate is idempotent', async () => {
