@@ -295,6 +295,9 @@ describe('operator CLI', () => {
     const user = await env.user();
     const site = await env.site({ members: [user] });
     const { key } = await env.key(user);
+    // startApp() makes its app the one env.close() closes: this test closes its own and gives
+    // the suite's back.
+    const suiteApp = env.app;
     const app = await env.startApp();
     const overview = async () => {
       const res = await request(app.getHttpServer())
@@ -359,6 +362,8 @@ describe('operator CLI', () => {
       expect(Number(queued.n)).toBe(0);
     } finally {
       watcher.kill('SIGTERM');
+      await app.close();
+      env.app = suiteApp;
     }
     expect(await exited).toBe(0);
     const printed = lines();
