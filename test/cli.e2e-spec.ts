@@ -291,6 +291,11 @@ describe('operator CLI', () => {
   it('aggregate --watch derives what each import queues, round after round, until SIGTERM', async () => {
     const refused = await env.cli(['aggregate', '--interval', '1', '--json']);
     expect(refused).toMatchObject({ code: 1, json: { error: '--interval needs --watch' } });
+    const tooLong = await env.cli(['aggregate', '--watch', '--interval', '86401', '--json']);
+    expect(tooLong).toMatchObject({
+      code: 1,
+      json: { error: '--interval must be at most 86400 seconds, got 86401' },
+    });
 
     const user = await env.user();
     const site = await env.site({ members: [user] });

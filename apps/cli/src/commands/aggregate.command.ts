@@ -13,6 +13,8 @@ interface AggregateOptions {
 
 /** Seconds between two rounds of `aggregate --watch` unless `--interval` says otherwise. */
 export const WATCH_INTERVAL_SECONDS = 5;
+/** The longest `--interval`: a day (a timer cannot wait more than ~24.8 days). */
+const WATCH_INTERVAL_MAX_SECONDS = 86_400;
 /** Longest pause between two tries of `aggregate --watch` while the database fails. */
 const WATCH_MAX_BACKOFF_MS = 60_000;
 
@@ -124,9 +126,12 @@ export class AggregateCommand extends CommandRunner {
 
   @Option({
     flags: '--interval <seconds>',
-    description: `with --watch, seconds between two rounds (default ${WATCH_INTERVAL_SECONDS})`,
+    description: `with --watch, seconds between two rounds, 1 to ${WATCH_INTERVAL_MAX_SECONDS} (default ${WATCH_INTERVAL_SECONDS})`,
   })
   parseInterval(v: string): number {
-    return positiveInt('--interval')(v);
+    const seconds = positiveInt('--interval')(v);
+    if (seconds > WATCH_INTERVAL_MAX_SECONDS)
+      throw new CliError(`--interval must be at most ${WATCH_INTERVAL_MAX_SECONDS} seconds, got ${v}`);
+    return seconds;
   }
 }
