@@ -12,7 +12,7 @@ interface AggregateOptions {
 }
 
 /** Seconds between two rounds of `aggregate --watch` unless `--interval` says otherwise. */
-export const WATCH_INTERVAL_SECONDS = 5;
+const WATCH_INTERVAL_SECONDS = 5;
 /** The longest `--interval`: a day (a timer cannot wait more than ~24.8 days). */
 const WATCH_INTERVAL_MAX_SECONDS = 86_400;
 /** Longest pause between two tries of `aggregate --watch` while the database fails. */
@@ -32,7 +32,8 @@ function figures(summary: AggregateSummary) {
   };
 }
 
-function describe(summary: AggregateSummary): string {
+/** The same in a sentence, for the human output. */
+function sentence(summary: AggregateSummary): string {
   return (
     `aggregated ${summary.sessions} sessions (${summary.visitors} visitors), ${summary.sketchHours} visitor-sketch hours, ${summary.goalSites} sites' goals rolled up, in ${summary.seconds.toFixed(1)} s` +
     (summary.remaining ? `; ${summary.remaining} still queued` : '')
@@ -80,7 +81,7 @@ export class AggregateCommand extends CommandRunner {
     bar?.start(pending, 0);
     const summary = await this.aggregator.run((done) => bar?.update(Math.min(done, pending)));
     bar?.stop();
-    this.out.result(figures(summary), describe(summary));
+    this.out.result(figures(summary), sentence(summary));
   }
 
   /**
@@ -99,7 +100,7 @@ export class AggregateCommand extends CommandRunner {
         onRound: (summary, round) => {
           sessions += summary.sessions;
           if (summary.sessions + summary.sketchHours + summary.goalSites + summary.remaining === 0) return;
-          this.out.result({ round, ...figures(summary) }, `round ${round}: ${describe(summary)}`);
+          this.out.result({ round, ...figures(summary) }, `round ${round}: ${sentence(summary)}`);
         },
         onError: (error, retryInMs) => {
           const message = error instanceof Error ? error.message : String(error);

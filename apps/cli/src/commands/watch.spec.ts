@@ -14,7 +14,7 @@ describe('watch (aggregate --watch)', () => {
   beforeEach(() => jest.useFakeTimers());
   afterEach(() => jest.useRealTimers());
 
-  /** Runs watch to its end, advancing the fake clock whenever it pauses; returns the pauses. */
+  /** Runs watch to its end, advancing the fake clock whenever it pauses: its outcome, rounds and errors. */
   async function run(script: Array<number | Error>, intervalMs = 1000, maxBackoffMs = 8000) {
     const stop = new AbortController();
     const rounds: Array<[number, number]> = [];
