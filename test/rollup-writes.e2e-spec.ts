@@ -5,6 +5,7 @@ import {
   withBufferedRollupWrites,
   writeRollupDeltas,
 } from '@app/ingest/rollup-writer';
+import { valueSketchesOfBuckets } from '@app/ingest/visitor-sketch-builder';
 import { TEST_ENGINE, TestEnv } from './support/test-env';
 
 const QUARTER_MS = 15 * 60_000;
@@ -166,5 +167,76 @@ describe('rollup writes: rows emptied by a delta', () => {
       ...Array(10).fill(site + 1),
       ...Array(10).fill(site + 2),
     ]);
+  });
+
+  // A plan, not a time: with statistics taken while the table was nearly empty (a backfill),
+  // MariaDB read a list of buckets OR-ed as a scan of the whole table, under a locking read.
+  it('reads the value sketches of the listed buckets through the primary key, not by a scan', async () => {
+    const HOUR = 3_600_000;
+    const stored = Array.from({ length: 600 }, (_, i) => [
+      site + (i % 4),
+      DIMENSIONS[i % DIMENSIONS.length],
+      i % 2 === 0 ? 'hour' : 'day',
+      new Date(START + Math.floor(i / 20) * HOUR),
+      `v${i % 7}`,
+      Buffer.from([i % 256]),
+    ]);
+    for (let i = 0; i < stored.length; i += 100) {
+      const part = stored.slice(i, i + 100);
+      await env.ds.query(
+        `INSERT INTO visitor_value_sketches (site_id, dimension, grain, bucket, value, registers) VALUES ${part
+          .map(() => '(?, ?, ?, ?, ?, ?)')
+          .join(', ')}`,
+        part.flat(),
+      );
+    }
+    // A hundred buckets per statement, as aggregate reads them; those of hours 30–49 hold nothing.
+    const buckets = Array.from({ length: 100 }, (_, i) => ({
+      siteId: site + (i % 4),
+      grain: i % 2 === 0 ? ('hour' as const) : ('day' as const),
+      bucket: START + (i % 50) * HOUR,
+    }));
+    const [statement, parameters] = valueSketchesOfBuckets(env.dialect, buckets);
+    if (TEST_ENGINE === 'sqlite') {
+      const plan = (
+        await env.ds.query<Array<{ detail: string }>>(`EXPLAIN QUERY PLAN ${statement}`, parameters)
+      ).map((r) => r.detail);
+      expect(plan.join('\n')).not.toMatch(/^SCAN visitor_value_sketches/m);
+      expect(plan.join('\n')).toMatch(
+        /^SEARCH visitor_value_sketches USING PRIMARY KEY \(site_id=\? AND dimension=\?/m,
+      );
+    } else {
+      const [plan] = await env.ds.query<Array<{ type: string; key: string }>>(
+        `EXPLAIN ${statement}`,
+        parameters,
+      );
+      expect(plan).toMatchObject({ type: 'range', key: 'PRIMARY' });
+    }
+    // Exactly the rows of the listed buckets, of every attribute.
+    const listed = new Set(buckets.map((b) => `${b.siteId}|${b.grain}|${b.bucket}`));
+    const expected = stored.filter(([s, , g, b]) =>
+      listed.has(`${String(s)}|${String(g)}|${(b as Date).getTime()}`),
+    );
+    const read = await env.ds.transaction((em) =>
+      em.query<
+        Array<{ site_id: number | string; grain: string; bucket: Date; dimension: string; value: string }>
+      >(statement, parameters),
+    );
+    const key = (r: {
+      site_id: unknown;
+      grain: unknown;
+      bucket: unknown;
+      dimension: unknown;
+      value: unknown;
+    }) =>
+      `${String(r.site_id)}|${String(r.grain)}|${new Date(r.bucket as Date).getTime()}|${String(r.dimension)}|${String(r.value)}`;
+    expect(expected.length).toBeGreaterThan(0);
+    expect(read.map(key).sort()).toEqual(
+      expected
+        .map(([site_id, dimension, grain, bucket, value]) =>
+          key({ site_id, grain, bucket, dimension, value }),
+        )
+        .sort(),
+    );
   });
 });

@@ -85,6 +85,11 @@ class SqliteDialect implements SqlDialect {
     return `DELETE FROM ${table}`;
   }
 
+  tableByPrimaryKey(table: string): string {
+    // As deleteByPrimaryKey: SQLite plans a key list on the primary key by itself.
+    return table;
+  }
+
   lockingRead(select: string): string {
     // A write transaction holds the whole database: nothing else can change the rows read.
     return select;
