@@ -19,7 +19,7 @@ FROM
       v.first_session_at
     FROM
       sessions s IGNORE INDEX (ix_sessions_site_visitor)
-      STRAIGHT_JOIN visitors v ON v.site_id = ?
+      STRAIGHT_JOIN visitors v FORCE INDEX (PRIMARY) ON v.site_id = ?
       AND v.visitor_id = s.visitor_id
     WHERE
       (

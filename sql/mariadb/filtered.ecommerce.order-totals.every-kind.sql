@@ -69,7 +69,7 @@ WHERE
               fp.site_id,
               fp.session_id
             FROM
-              hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+              hits fp FORCE INDEX (ix_hits_site_session)
             WHERE
               fp.site_id = ?
               AND fp.type = 'pageview'
@@ -85,7 +85,7 @@ WHERE
               fp.site_id,
               fp.session_id
             FROM
-              hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+              hits fp FORCE INDEX (ix_hits_site_session)
             WHERE
               fp.site_id = ?
               AND (

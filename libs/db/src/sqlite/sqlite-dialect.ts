@@ -85,9 +85,9 @@ class SqliteDialect implements SqlDialect {
     return `DELETE FROM ${table}`;
   }
 
-  tableByPrimaryKey(table: string): string {
+  tableByPrimaryKey(table: string, alias?: string): string {
     // As deleteByPrimaryKey: SQLite plans a key list on the primary key by itself.
-    return table;
+    return alias === undefined ? table : `${table} ${alias}`;
   }
 
   lockingRead(select: string): string {

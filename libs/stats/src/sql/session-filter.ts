@@ -14,6 +14,8 @@ export interface StatsFilter extends FilterCondition {
 export interface SessionScope {
   readonly site: { readonly id: number };
   readonly filters: readonly StatsFilter[];
+  /** `raw`: the parity reference (StatsQuery.tables), which reads a page or goal condition by session. */
+  readonly tables?: 'auto' | 'raw';
 }
 
 /** ` AND condition`, or nothing when there is no condition: unfiltered SQL stays as it was. */
@@ -40,14 +42,32 @@ function anyValue(column: Expression<unknown>, values: readonly FilterValue[]): 
  * statements 7.1–8.1 s → 0.08–0.22 s, where each session's hits had been looked up
  * (docs/decisions/filters.md). SQLite reads the step index: it builds an `IN` set once in any
  * case.
+ *
+ * `bySession` names the session index alone: for statements that test few sessions (the orders
+ * of a range), and for the raw computation (`tables: 'raw'`, the parity reference, run without a
+ * time budget). With both named, MariaDB sometimes looked each tested session's hits up in the
+ * step index, reading every hit of the page again for each one (FirstMatch over
+ * `ix_hits_site_step`), depending on the sampled statistics of the moment: at the benchmark's
+ * smoke size 66k pageviews × 18k `/pricing` hits (105 s instead of 0.24 s), and e-commerce
+ * under `page==/pricing` 870 orders × 18k (3.4 s instead of 0.05 s).
  */
-function sessionsWithHit(siteId: number, match: RawBuilder<SqlBool>): RawBuilder<unknown> {
-  const hits = tableWithIndexMarker('hits', 'fp', [HITS_BY_STEP, HITS_BY_SESSION]);
-  return sql`(SELECT fp.site_id, fp.session_id FROM ${sql.raw(hits)} WHERE fp.site_id = ${siteId} AND ${match})`;
+function sessionsWithHit(
+  scope: SessionScope,
+  match: RawBuilder<SqlBool>,
+  bySession: boolean,
+): RawBuilder<unknown> {
+  const indexes = bySession || scope.tables === 'raw' ? [HITS_BY_SESSION] : [HITS_BY_STEP, HITS_BY_SESSION];
+  const hits = tableWithIndexMarker('hits', 'fp', indexes);
+  return sql`(SELECT fp.site_id, fp.session_id FROM ${sql.raw(hits)} WHERE fp.site_id = ${scope.site.id} AND ${match})`;
 }
 
 /** The `==` side of a condition over the sessions row `s`: true exactly for the sessions it selects. */
-function selects(filter: StatsFilter, s: string, siteId: number): RawBuilder<SqlBool> {
+function selects(
+  filter: StatsFilter,
+  s: string,
+  scope: SessionScope,
+  bySession: boolean,
+): RawBuilder<SqlBool> {
   switch (filter.dimension) {
     case 'channel':
     case 'source':
@@ -65,13 +85,13 @@ function selects(filter: StatsFilter, s: string, siteId: number): RawBuilder<Sql
     case 'page': {
       const paths = filter.values.map((v) => pageviewPathIs('fp', v.text, v.prefix));
       const match = sql<SqlBool>`fp.type = 'pageview' AND (${sql.join(paths, sql` OR `)})`;
-      return sql<SqlBool>`(${col(s, 'site_id')}, ${col(s, 'session_id')}) IN ${sessionsWithHit(siteId, match)}`;
+      return sql<SqlBool>`(${col(s, 'site_id')}, ${col(s, 'session_id')}) IN ${sessionsWithHit(scope, match, bySession)}`;
     }
     case 'goal': {
       if (!filter.goals) throw new Error('a goal filter reached SQL without its goals resolved');
       // SPEC §1 "Conversion": a hit of the session matches one of the goals (goalMatch).
       if (filter.goals.length === 0) return sql<SqlBool>`(1 = 0)`;
-      return sql<SqlBool>`(${col(s, 'site_id')}, ${col(s, 'session_id')}) IN ${sessionsWithHit(siteId, anyGoal('fp', filter.goals))}`;
+      return sql<SqlBool>`(${col(s, 'site_id')}, ${col(s, 'session_id')}) IN ${sessionsWithHit(scope, anyGoal('fp', filter.goals), bySession)}`;
     }
   }
 }
@@ -79,12 +99,17 @@ function selects(filter: StatsFilter, s: string, siteId: number): RawBuilder<Sql
 /**
  * The one place that turns a query's filters into the sessions it selects (SPEC §3): a
  * condition over the sessions row `s`, every condition holding. With no filters, every session.
+ * `bySession`: the statement tests few sessions, each looked up by key (sessionsWithHit).
  */
-export function sessionSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
+export function sessionSelected(
+  scope: SessionScope,
+  s: string,
+  bySession = false,
+): RawBuilder<SqlBool> | null {
   const { filters } = scope;
   if (filters.length === 0) return null;
   const each = filters.map((f) => {
-    const selected = selects(f, s, scope.site.id);
+    const selected = selects(f, s, scope, bySession);
     return f.operator === '==' ? selected : sql<SqlBool>`NOT ${selected}`;
   });
   return sql<SqlBool>`(${sql.join(each, sql` AND `)})`;
@@ -93,11 +118,15 @@ export function sessionSelected(scope: SessionScope, s: string): RawBuilder<SqlB
 /**
  * The same selection for rows that carry a session id (hits, orders) aliased `row`: their
  * session is selected. A row whose session `aggregate` has not derived yet belongs to no
- * selected session (as it has no attributes yet).
+ * selected session (as it has no attributes yet). `bySession` as for sessionSelected.
  */
-export function rowOfSelectedSession(scope: SessionScope, row: string): RawBuilder<SqlBool> | null {
+export function rowOfSelectedSession(
+  scope: SessionScope,
+  row: string,
+  bySession = false,
+): RawBuilder<SqlBool> | null {
   if (scope.filters.length === 0) return null;
-  return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs'))})`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }
 
 /**

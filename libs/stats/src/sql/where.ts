@@ -34,7 +34,8 @@ export const where = {
   },
 
   orders(query: StatsQuery, alias = 'o'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query, alias))})`;
+    // A range's orders are few beside its hits: each one's session looked up by key (sessionsWithHit).
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'ts')} >= ${query.range.startUtc} AND ${col(alias, 'ts')} < ${query.range.endUtc}${andAlso(rowOfSelectedSession(query, alias, true))})`;
   },
 
   /**
