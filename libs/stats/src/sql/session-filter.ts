@@ -40,8 +40,8 @@ function anyValue(column: Expression<unknown>, values: readonly FilterValue[]): 
  * ragged edges, a pageview's session, and a set too large for its temporary table: at 10M
  * pageviews page==/pricing, 22 % of the sessions). At 10M under one blog post, the overview's
  * statements 7.1–8.1 s → 0.08–0.22 s, where each session's hits had been looked up
- * (docs/decisions/filters.md). SQLite reads the step index: it builds an `IN` set once in any
- * case.
+ * (docs/decisions/filters.md). SQLite reads the first index named (the step index; the session
+ * index where `bySession`): it builds an `IN` set once in any case.
  *
  * `bySession` names the session index alone: for statements that test few sessions (the orders
  * of a range), and for the raw computation (`tables: 'raw'`, the parity reference, run without a
