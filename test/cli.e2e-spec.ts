@@ -372,9 +372,10 @@ describe('operator CLI', () => {
     }
     expect(await exited).toBe(0);
     const printed = lines();
-    // A line for each round that changed something (each names its round), then the stop.
+    // A line for each round that changed something or left sessions queued (the command's own
+    // rule; each names its round), then the stop.
     const changed = (l: Record<string, number | boolean>) =>
-      Number(l.sessions) + Number(l.sketch_hours) + Number(l.goal_sites) > 0;
+      Number(l.sessions) + Number(l.sketch_hours) + Number(l.goal_sites) + Number(l.remaining) > 0;
     expect(printed.slice(0, -1).every((l) => typeof l.round === 'number' && changed(l))).toBe(true);
     expect(printed.at(-1)).toEqual({
       stopped: true,
