@@ -1,7 +1,7 @@
 import type { AppConfig, DatabaseLocation } from '@app/config';
 import type { DataSourceOptions } from 'typeorm';
 import { ENTITIES } from './entities';
-import { guardedMysqlDriver } from './guarded-mysql-driver';
+import { mysqlDriver } from './mysql-driver';
 import { MIGRATIONS } from './migrations';
 import { SQLITE_MIGRATIONS } from './migrations-sqlite';
 import { embeddedSqliteDriver } from './sqlite/embedded-driver';
@@ -40,7 +40,6 @@ export function dataSourceOptions(
 ): DataSourceOptions {
   const api = pool.api
     ? {
-        driver: guardedMysqlDriver(),
         maxQueryExecutionTime: pool.api.statementTimeoutMs,
         enableQueryTimeout: true,
         logger: new ApiTypeOrmLogger(),
@@ -48,6 +47,7 @@ export function dataSourceOptions(
     : {};
   return {
     type: 'mysql',
+    driver: mysqlDriver({ dropOnTimeout: pool.api !== undefined }),
     ...credentials(location),
     ...(replicas.length
       ? {

@@ -28,7 +28,7 @@ interface MysqlDriverInternals {
  *
  * It keeps what `runner.query` has: the client-side timeout (here over the prepare as well as
  * the execution), after which the connection is destroyed rather than returned to the pool with
- * the statement still queued on it (as guardedMysqlDriver does; the runner's release is then a
+ * the statement still queued on it (as mysqlDriver does for the API; the runner's release is then a
  * no-op), the slow-statement log, and errors wrapped as TypeORM wraps them (QueryFailedError
  * with `driverError`), so they are classified as before.
  */
