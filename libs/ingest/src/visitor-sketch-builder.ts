@@ -54,6 +54,25 @@ export function valueSketchesOfBuckets(
   ];
 }
 
+/**
+ * The statement (and its parameters) that reads and locks the stored hour and day sketches of
+ * the given keys, through the primary key whatever the statistics say, as
+ * valueSketchesOfBuckets reads the value sketches. In a smoke-size backfill on MariaDB's
+ * defaults, with statistics taken while the table was nearly empty, three of these reads
+ * scanned the table and waited 0.7 s each for rows the other writers held (BENCHMARKS.md run AP).
+ */
+export function sketchesOfBuckets(
+  d: SqlDialect,
+  keys: ReadonlyArray<readonly [siteId: number, grain: SketchGrain, bucket: Date]>,
+): [string, unknown[]] {
+  return [
+    d.lockingRead(
+      `SELECT site_id, grain, bucket, registers FROM ${d.tableByPrimaryKey('visitor_sketches')} WHERE ${d.rowsIn(['site_id', 'grain', 'bucket'], keys.length)}`,
+    ),
+    keys.flat(),
+  ];
+}
+
 /** A session as a sketch reads it, by its site. */
 type StartedSession = { site_id: number | string; visitor_id: string; started_at: Date } & Record<
   SessionAttribute,
@@ -422,20 +441,15 @@ export class VisitorSketchBuilder {
     const sketchKey = (siteId: number, grain: SketchGrain, bucket: number) => `${siteId}:${grain}:${bucket}`;
     // The stored sketches of these hours and days, locked until the commit: two runs of
     // `aggregate` adding to the same sketch take turns.
-    const keys = groups.flatMap((g) => [
-      ...g.hours.map((h) => [g.siteId, 'hour', new Date(h)]),
+    const keys = groups.flatMap((g): Array<[number, SketchGrain, Date]> => [
+      ...g.hours.map((h): [number, SketchGrain, Date] => [g.siteId, 'hour', new Date(h)]),
       [g.siteId, 'day', new Date(g.day)],
     ]);
     const stored = new Map<string, Buffer>();
     for (let i = 0; i < keys.length; i += QUEUE_WRITE_ROWS) {
       const part = keys.slice(i, i + QUEUE_WRITE_ROWS);
       const rows: Array<{ site_id: number | string; grain: SketchGrain; bucket: Date; registers: Buffer }> =
-        await em.query(
-          d.lockingRead(
-            `SELECT site_id, grain, bucket, registers FROM visitor_sketches WHERE ${d.rowsIn(['site_id', 'grain', 'bucket'], part.length)}`,
-          ),
-          part.flat(),
-        );
+        await em.query(...sketchesOfBuckets(d, part));
       for (const r of rows)
         stored.set(sketchKey(Number(r.site_id), r.grain, new Date(r.bucket).getTime()), r.registers);
     }
