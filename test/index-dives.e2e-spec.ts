@@ -64,7 +64,7 @@ describeOnServer('IN lists planned from the index, not from sampled averages (My
     return row!;
   };
 
-  it('every connection of ours looks each key of a long list up', async () => {
+  it("a connection of the CLI's (import, aggregate) looks each key of a long list up", async () => {
     expect(SESSION_SETTINGS).toMatch(/eq_range_index_dive_limit = 0/);
     const [{ limit }] = await env.ds.query<Array<{ limit: number | string }>>(
       'SELECT @@eq_range_index_dive_limit AS `limit`',

@@ -47,7 +47,9 @@ export function dataSourceOptions(
     : {};
   return {
     type: 'mysql',
-    driver: mysqlDriver({ dropOnTimeout: pool.api !== undefined }),
+    driver: mysqlDriver(
+      pool.api ? { statementTimeoutMs: pool.api.statementTimeoutMs } : { sessionSettings: true },
+    ),
     ...credentials(location),
     ...(replicas.length
       ? {

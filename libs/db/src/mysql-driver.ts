@@ -2,14 +2,15 @@ import * as mysql2 from 'mysql2';
 
 type Callback = (error: (Error & { code?: string }) | null, ...results: unknown[]) => void;
 
-interface PooledConnection {
+export interface PooledConnection {
   query: (...args: unknown[]) => unknown;
   destroy(): void;
   stream?: { destroy(): void };
 }
 
 /**
- * What every connection of ours to the MySQL family sets once, when its pool opens it.
+ * What the CLI's connections to the MySQL family (`import`, `aggregate`, `migrate`) set once,
+ * when their pool opens them.
  *
  * `eq_range_index_dive_limit = 0`: the server estimates an IN list's rows by looking each value
  * up in the index, however long the list. From 200 values on (the default) it multiplies the
@@ -24,23 +25,11 @@ interface PooledConnection {
 export const SESSION_SETTINGS = 'SET SESSION eq_range_index_dive_limit = 0';
 
 /**
- * mysql2 for TypeORM's `driver` option: each connection its pool opens runs SESSION_SETTINGS
- * first and, with `dropOnTimeout` (the API), a statement that runs into the client-side
- * timeout (`enableQueryTimeout`) takes its connection with it.
- *
- * mysql2 reports the timeout but keeps the connection, and TypeORM then hands it back to the
- * pool with the abandoned statement still queued on it: the next request that gets it waits
- * behind a statement the server may never answer (a frozen or unreachable database). Enough
- * of those and the pool is full of dead connections, so the API would not recover when the
- * database does. Destroying the connection keeps the pool made of connections that answer.
+ * mysql2 for TypeORM's `driver` option: each connection its pool opens is prepared by
+ * `openedConnection` before the statement it was opened for.
  */
-export function mysqlDriver(options: { dropOnTimeout: boolean }): typeof mysql2 {
-  const opened = (connection: PooledConnection) => {
-    // Queued ahead of the statement the connection was opened for. A server that refuses the
-    // setting (none of the MySQL family does) leaves the connection as it was: plans only.
-    connection.query(SESSION_SETTINGS, () => undefined);
-    if (options.dropOnTimeout) dropOnTimeout(connection);
-  };
+export function mysqlDriver(options: ConnectionOptions = {}): typeof mysql2 {
+  const opened = (connection: PooledConnection) => openedConnection(connection, options);
   const createPool = (poolOptions: mysql2.PoolOptions): mysql2.Pool => {
     const pool = mysql2.createPool(poolOptions);
     pool.on('connection', (connection) => opened(connection as unknown as PooledConnection));
@@ -58,6 +47,40 @@ export function mysqlDriver(options: { dropOnTimeout: boolean }): typeof mysql2 
     return cluster;
   };
   return { ...mysql2, createPool, createPoolCluster } as typeof mysql2;
+}
+
+export interface ConnectionOptions {
+  /**
+   * The client-side timeout of every statement (the API's `enableQueryTimeout`): a statement
+   * that runs into it takes its connection with it.
+   */
+  statementTimeoutMs?: number;
+  /** Run SESSION_SETTINGS first (the CLI). */
+  sessionSettings?: boolean;
+}
+
+/**
+ * Prepares a connection the pool has just opened.
+ *
+ * With `statementTimeoutMs` (the API) a statement that runs into the client-side timeout takes
+ * its connection with it. mysql2 reports the timeout but keeps the connection, and TypeORM then
+ * hands it back to the pool with the abandoned statement still queued on it: the next request
+ * that gets it waits behind a statement the server may never answer (a frozen or unreachable
+ * database). Enough of those and the pool is full of dead connections, so the API would not
+ * recover when the database does. Destroying the connection keeps the pool made of connections
+ * that answer.
+ *
+ * With `sessionSettings` (the CLI) SESSION_SETTINGS is queued ahead of that first statement.
+ * Not on the API's connections: mysql2 starts a statement's timer only once the statement
+ * before it on the connection has finished, so on a server that stopped answering right after
+ * the connection opened, a report's statement queued behind the setting would wait with no
+ * timer at all (the CLI's statements have none anyway). The reports' IN lists are short: a
+ * breakdown's top values, a filter's values. A server that refuses the setting leaves the
+ * connection as it was (plans only).
+ */
+export function openedConnection(connection: PooledConnection, options: ConnectionOptions): void {
+  if (options.statementTimeoutMs !== undefined) dropOnTimeout(connection);
+  if (options.sessionSettings) connection.query(SESSION_SETTINGS, () => undefined);
 }
 
 /** mysql2's PoolCluster keeps each server's pool here (not in its typings). */
