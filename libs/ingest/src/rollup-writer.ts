@@ -118,13 +118,52 @@ export function sortByIdentity(rows: unknown[][], identityColumns: number): void
   });
 }
 
+/**
+ * `rows` sorted by sortByIdentity, with the rows of one site and identity added up into the
+ * first of them: the deltas of a transaction's batches (a big site's sessions come in parts of
+ * MAX_IN_LIST) and of its sessions meet on the same rows, 22 % of the pair rollup's rows in the
+ * benchmark's hour at 10M. Only sums that are all safe integers are added here (counts, whole
+ * seconds), so the sum is exact; a row with any other sum (a decimal sent as text) stays as it
+ * is and the database adds it, as before. A row whose sums add up to 0 everywhere changes
+ * nothing and is dropped; a row it emptied is still deleted (`emptied`).
+ */
+export function mergeByIdentity(
+  rows: readonly unknown[][],
+  identityColumns: number,
+  sumColumns: number,
+): unknown[][] {
+  const n = 1 + identityColumns;
+  const sameIdentity = (a: readonly unknown[], b: readonly unknown[]) => {
+    for (let i = 0; i < n; i++)
+      if (compareValues(a[i], b[i]) !== 0 || typeof a[i] !== typeof b[i]) return false;
+    return true;
+  };
+  const integerSums = (row: readonly unknown[]) => {
+    for (let i = row.length - sumColumns; i < row.length; i++)
+      if (!Number.isSafeInteger(row[i])) return false;
+    return true;
+  };
+  const merged: unknown[][] = [];
+  for (const row of rows) {
+    const last = merged[merged.length - 1];
+    if (last && integerSums(last) && integerSums(row) && sameIdentity(last, row)) {
+      for (let i = row.length - sumColumns; i < row.length; i++)
+        last[i] = (last[i] as number) + (row[i] as number);
+    } else {
+      merged.push([...row]);
+    }
+  }
+  return merged.filter((row) => !integerSums(row) || row.slice(row.length - sumColumns).some((v) => v !== 0));
+}
+
 async function writePending(em: EntityManager, d: SqlDialect, rollup: PendingRollup): Promise<void> {
   const keys = ['site_id', ...rollup.keys];
   // In key order: each statement's rows then fall on neighbouring pages of the primary key,
   // and two transactions writing one rollup lock its rows in the same order.
   sortByIdentity(rollup.upserts, rollup.identity.length);
-  for (let i = 0; i < rollup.upserts.length; i += ROLLUP_WRITE_ROWS) {
-    const part = rollup.upserts.slice(i, i + ROLLUP_WRITE_ROWS);
+  const upserts = mergeByIdentity(rollup.upserts, rollup.identity.length, rollup.sums.length);
+  for (let i = 0; i < upserts.length; i += ROLLUP_WRITE_ROWS) {
+    const part = upserts.slice(i, i + ROLLUP_WRITE_ROWS);
     await em.query(
       d.upsertAdd(rollup.table, keys, rollup.sums, part.length, ['site_id', ...rollup.identity]),
       flatRows(part),
