@@ -4,6 +4,8 @@ import {
   comparisonRange,
   isValidTimeZone,
   localDate,
+  localDayStart,
+  nextLocalDayStart,
   todayIn,
   offsetSegments,
   RangeError400,
@@ -509,5 +511,42 @@ describe(todayIn.name, () => {
 
   it('refuses an unknown zone as localDate does', () => {
     expect(() => todayIn('Mars/Olympus_Mons')).toThrow(RangeError400);
+  });
+});
+
+describe(localDayStart.name, () => {
+  it('gives the same day starts asked again, as Dates of their own', () => {
+    const zones = ['America/New_York', 'America/Havana', 'Asia/Kathmandu', 'Australia/Lord_Howe'];
+    // Hour by hour over the US change back from DST (2026-11-01), Havana's (midnight twice) with it.
+    const instants: Date[] = [];
+    for (let t = Date.parse('2026-10-31T00:00:00Z'); t < Date.parse('2026-11-03T00:00:00Z'); t += HOUR_MS)
+      instants.push(new Date(t));
+    for (const zone of zones) {
+      const first = instants.map((at) => [localDayStart(at, zone), nextLocalDayStart(at, zone)]);
+      for (const [start, next] of first) {
+        expect(start.getTime()).toBeLessThan(next.getTime());
+        // A caller that changes the Date it got changes no later answer.
+        start.setTime(0);
+        next.setTime(0);
+      }
+      const again = instants.map((at) => [localDayStart(at, zone), nextLocalDayStart(at, zone)]);
+      instants.forEach((at, i) => {
+        const [start, next] = again[i];
+        expect(start.getTime()).toBeLessThanOrEqual(at.getTime());
+        expect(next.getTime()).toBeGreaterThan(at.getTime());
+        // The day after a day start is the next day start: no instant falls between two days.
+        expect(localDayStart(next, zone)).toEqual(next);
+        expect(nextLocalDayStart(start, zone)).toEqual(next);
+      });
+    }
+  });
+
+  it('starts a New York day at local midnight on either side of the change', () => {
+    expect(localDayStart(new Date('2026-11-01T12:00:00Z'), 'America/New_York')).toEqual(
+      new Date('2026-11-01T04:00:00Z'),
+    );
+    expect(nextLocalDayStart(new Date('2026-11-01T12:00:00Z'), 'America/New_York')).toEqual(
+      new Date('2026-11-02T05:00:00Z'),
+    );
   });
 });
