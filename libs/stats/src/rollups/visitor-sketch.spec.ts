@@ -1,3 +1,4 @@
+import { deflateRawSync } from 'node:zlib';
 import { hourOf, sketchCover, SKETCH_REGISTERS, SparseVisitorSketch, VisitorSketch } from './visitor-sketch';
 
 const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
@@ -62,6 +63,34 @@ describe('VisitorSketch', () => {
 
   it('refuses registers of another precision', () => {
     expect(() => new VisitorSketch(new Uint8Array(1024))).toThrow(/65536 registers/);
+    const short = Buffer.concat([Buffer.of(0), deflateRawSync(new Uint8Array(1024))]);
+    expect(() => VisitorSketch.decode(short)).toThrow(/65536 registers, not 1024/);
+  });
+
+  it('merges every pair of register values to their maximum, from aligned and unaligned registers', () => {
+    // Every pair (x, y) of 0 … 49 (Q + 1, the largest rank) side by side, in either order.
+    const left = new Uint8Array(SKETCH_REGISTERS);
+    const right = new Uint8Array(SKETCH_REGISTERS);
+    for (let i = 0; i < SKETCH_REGISTERS; i++) {
+      left[i] = i % 50;
+      right[i] = Math.floor(i / 50) % 50;
+    }
+    const expected = left.map((x, i) => Math.max(x, right[i]));
+    const merged = new VisitorSketch(left.slice());
+    merged.merge(new VisitorSketch(right.slice()));
+    expect(merged.registers).toEqual(expected);
+    // Registers that cannot be read as 32-bit words (an odd offset into their buffer).
+    const odd = new Uint8Array(SKETCH_REGISTERS + 1).subarray(1);
+    odd.set(right);
+    const fromOdd = new VisitorSketch(left.slice());
+    fromOdd.merge(new VisitorSketch(odd));
+    expect(fromOdd.registers).toEqual(expected);
+    // And from the stored (deflated) form.
+    const stored = new VisitorSketch(right.slice()).encode();
+    expect(stored[0]).toBe(0);
+    const fromStored = new VisitorSketch(left.slice());
+    fromStored.mergeStored(stored);
+    expect(fromStored.registers).toEqual(expected);
   });
 });
 
