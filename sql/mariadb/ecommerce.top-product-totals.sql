@@ -20,9 +20,9 @@ FROM
   (
     SELECT
       r.sku,
-      r.quantity,
-      r.revenue,
-      r.orders
+      SUM(`r`.`quantity`) AS quantity,
+      SUM(`r`.`revenue`) AS revenue,
+      SUM(`r`.`orders`) AS orders
     FROM
       `item_day_rollups` r
     WHERE
@@ -31,12 +31,14 @@ FROM
         AND `r`.`bucket` >= ?
         AND `r`.`bucket` < ?
       )
+    GROUP BY
+      r.sku
     UNION ALL
     SELECT
       r.sku,
-      r.quantity,
-      r.revenue,
-      r.orders
+      SUM(`r`.`quantity`) AS quantity,
+      SUM(`r`.`revenue`) AS revenue,
+      SUM(`r`.`orders`) AS orders
     FROM
       `item_rollups` r
     WHERE
@@ -45,12 +47,14 @@ FROM
         AND `r`.`bucket` >= ?
         AND `r`.`bucket` < ?
       )
+    GROUP BY
+      r.sku
     UNION ALL
     SELECT
       r.sku,
-      r.quantity,
-      r.revenue,
-      r.orders
+      SUM(`r`.`quantity`) AS quantity,
+      SUM(`r`.`revenue`) AS revenue,
+      SUM(`r`.`orders`) AS orders
     FROM
       `item_rollups` r
     WHERE
@@ -59,6 +63,8 @@ FROM
         AND `r`.`bucket` >= ?
         AND `r`.`bucket` < ?
       )
+    GROUP BY
+      r.sku
   ) AS `r`
 GROUP BY
   `r`.`sku`
