@@ -93,7 +93,8 @@ let zoneNames: Map<string, string> | undefined;
  * Day starts already worked out, by zone and local date (DAY_STARTS) or by zone and instant (the
  * other two). Each costs Luxon several passes through the zone's rules (Intl), and a report over
  * 30 days asks for the same few dozen of them for its range, its buckets and the parts of each
- * rollup it reads: ~0.75 ms of a breakdown request's ~2.4 ms of CPU at 1M (BENCHMARKS.md run AQ).
+ * rollup it reads: Luxon took ~1.0 ms of a breakdown request's ~2.4 ms of CPU at 1M, ~0.2 after
+ * (BENCHMARKS.md run AQ).
  * The answers depend on the tz database alone, so they stay true; bounded, as a client picks the
  * ranges.
  */

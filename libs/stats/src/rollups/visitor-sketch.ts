@@ -20,9 +20,7 @@ const ALPHA_INF = 1 / (2 * Math.LN2);
 
 export class VisitorSketch {
   constructor(readonly registers: Uint8Array = new Uint8Array(SKETCH_REGISTERS)) {
-    if (registers.length !== SKETCH_REGISTERS) {
-      throw new Error(`a visitor sketch has ${SKETCH_REGISTERS} registers, not ${registers.length}`);
-    }
+    checkRegisterCount(registers);
   }
 
   /** Adds one visitor id: the first 64 bits of its MD5 (16 index bits, 48 for the rank). */
@@ -119,9 +117,7 @@ export class VisitorSketch {
     if (stored[0] !== DENSE) throw new Error(`unknown visitor sketch format ${stored[0]}`);
     // Merged from the inflated buffer itself: no sketch, and no copy of its 64 KB, around it.
     const registers = inflateRawSync(stored.subarray(1));
-    if (registers.length !== SKETCH_REGISTERS) {
-      throw new Error(`a visitor sketch has ${SKETCH_REGISTERS} registers, not ${registers.length}`);
-    }
+    checkRegisterCount(registers);
     maxRegisters(this.registers, registers);
   }
 }
@@ -181,6 +177,12 @@ export class SparseVisitorSketch {
       this.positions = [];
     }
     return this.dense;
+  }
+}
+
+function checkRegisterCount(registers: Uint8Array): void {
+  if (registers.length !== SKETCH_REGISTERS) {
+    throw new Error(`a visitor sketch has ${SKETCH_REGISTERS} registers, not ${registers.length}`);
   }
 }
 
