@@ -16,7 +16,14 @@ import {
   metricOut,
 } from './sql/metrics';
 import { rollupParts, unionAllOf } from './rollups/day-split';
-import { hourOf, SketchCover, sketchCover, UtcInterval, VisitorSketch } from './rollups/visitor-sketch';
+import {
+  hourOf,
+  InflatedSketches,
+  SketchCover,
+  sketchCover,
+  UtcInterval,
+  VisitorSketch,
+} from './rollups/visitor-sketch';
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
@@ -25,6 +32,22 @@ import { rollupValueSelected, sessionSelected } from './sql/session-filter';
 
 export type SessionTotals<M extends SessionMetric> = Record<M, number | string>;
 export type PageviewTotals<M extends PageviewMetric> = Record<M, number | string>;
+
+/** A stored visitor sketch as visitorSketches reads it: where it is kept, and its stored form. */
+export interface StoredSketchRow {
+  grain: string;
+  bucket: Date | string;
+  /** The attribute value of a value sketch; '' for the site's own. */
+  value: string;
+  /** As hex text. */
+  registers: string;
+}
+
+/**
+ * How many bytes of inflated dense sketches a process keeps (InflatedSketches): ~120 KB each,
+ * so ~130 of them, the day sketches of a 30-day range of four busy sites.
+ */
+const INFLATED_SKETCH_BYTES = 16 * 2 ** 20;
 
 /** Statements several reports share; each report's own statements live in its *.queries.ts. */
 export const sharedStatements = {
@@ -143,7 +166,7 @@ export const sharedStatements = {
    * reader): the site's, or under filters on one session attribute (visitorSketchesMayAnswer)
    * those of the values the filters select, whose merge is the sketch of their sessions.
    */
-  visitorSketches(query: StatsQuery, cover: SketchCover): ReportStatement<{ registers: string }> {
+  visitorSketches(query: StatsQuery, cover: SketchCover): ReportStatement<StoredSketchRow> {
     const dimension = soleAttributeOf(query.filters);
     const grains = (eb: ExpressionBuilder<StatsDatabase, 'visitor_sketches'>) => {
       const grainIn = (grain: 'hour' | 'day', i: UtcInterval) =>
@@ -161,7 +184,12 @@ export const sharedStatements = {
       return (d) =>
         d.builder
           .selectFrom('visitor_sketches')
-          .select(sql<string>`HEX(registers)`.as('registers'))
+          .select([
+            'grain',
+            'bucket',
+            sql<string>`''`.as('value'),
+            sql<string>`HEX(registers)`.as('registers'),
+          ])
           .where('site_id', '=', query.site.id)
           .where(grains)
           .compile();
@@ -170,7 +198,7 @@ export const sharedStatements = {
     return (d) =>
       d.builder
         .selectFrom('visitor_value_sketches as visitor_sketches')
-        .select(sql<string>`HEX(registers)`.as('registers'))
+        .select(['grain', 'bucket', 'value', sql<string>`HEX(registers)`.as('registers')])
         .where('site_id', '=', query.site.id)
         .where('dimension', '=', dimension)
         .where(grains)
@@ -239,6 +267,8 @@ export interface SiteGoal extends GoalDefinition {
 /** Runs the shared statements and turns their rows into numbers. */
 @Injectable()
 export class StatsRepository {
+  private readonly inflatedSketches = new InflatedSketches(INFLATED_SKETCH_BYTES);
+
   constructor(
     private readonly db: ReportDb,
     private readonly config: AppConfig,
@@ -282,7 +312,12 @@ export class StatsRepository {
       cover.raw.length > 0 ? this.db.run(sharedStatements.edgeVisitorIds(query, cover.raw)) : [],
     ]);
     const sketch = new VisitorSketch();
-    for (const row of stored) sketch.mergeStored(Buffer.from(row.registers, 'hex'));
+    const dimension = soleAttributeOf(query.filters) ?? '';
+    for (const row of stored) {
+      const bucket = row.bucket instanceof Date ? row.bucket.getTime() : row.bucket;
+      const where = `${query.site.id}\u0000${row.grain}\u0000${bucket}\u0000${dimension}\u0000${row.value}`;
+      this.inflatedSketches.mergeHex(sketch, where, row.registers);
+    }
     for (const row of edges) sketch.add(row.visitor_id);
     return Math.round(sketch.estimate());
   }

@@ -1,5 +1,12 @@
 import { deflateRawSync } from 'node:zlib';
-import { hourOf, sketchCover, SKETCH_REGISTERS, SparseVisitorSketch, VisitorSketch } from './visitor-sketch';
+import {
+  hourOf,
+  InflatedSketches,
+  sketchCover,
+  SKETCH_REGISTERS,
+  SparseVisitorSketch,
+  VisitorSketch,
+} from './visitor-sketch';
 
 const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 const sketchOf = (list: readonly string[]) => {
@@ -125,6 +132,64 @@ describe('SparseVisitorSketch', () => {
       const merged = sparseOf(a);
       merged.mergeStored(sketchOf(b).encode());
       expect(merged.encode()).toEqual(sketchOf([...a, ...b]).encode());
+    }
+  });
+});
+
+describe('InflatedSketches', () => {
+  const hex = (s: VisitorSketch) => s.encode().toString('hex');
+  const dense = sketchOf(ids(20_000, 'dense'));
+  const sparse = sketchOf(ids(30, 'sparse'));
+  const base = sketchOf(ids(5_000, 'base'));
+  const merged = (...parts: VisitorSketch[]) => {
+    const s = new VisitorSketch();
+    for (const part of parts) s.merge(part);
+    return s;
+  };
+  const into = () => merged(base);
+
+  it('merges what mergeStored merges, dense or sparse, read once or again', () => {
+    const memo = new InflatedSketches(2 ** 20);
+    for (const stored of [dense, sparse]) {
+      for (let round = 0; round < 2; round++) {
+        const s = into();
+        memo.mergeHex(s, 'day 1', hex(stored));
+        expect(s.registers).toEqual(merged(base, stored).registers);
+      }
+    }
+  });
+
+  it('serves a row only while its stored text is the same: a row that changed is read again', () => {
+    const memo = new InflatedSketches(2 ** 20);
+    const later = merged(dense, sketchOf(ids(20_000, 'late hits')));
+    memo.mergeHex(into(), 'day 1', hex(dense));
+    const s = into();
+    memo.mergeHex(s, 'day 1', hex(later));
+    expect(s.registers).toEqual(merged(base, later).registers);
+  });
+
+  it('leaves the sketches it keeps as they were', () => {
+    const memo = new InflatedSketches(2 ** 20);
+    const first = into();
+    memo.mergeHex(first, 'day 1', hex(dense));
+    memo.mergeHex(into(), 'day 1', hex(dense));
+    const s = new VisitorSketch();
+    memo.mergeHex(s, 'day 1', hex(dense));
+    expect(s.registers).toEqual(dense.registers);
+  });
+
+  it('stays right when its bytes hold one sketch and two rows take turns', () => {
+    const other = sketchOf(ids(20_000, 'other'));
+    const memo = new InflatedSketches(hex(dense).length + SKETCH_REGISTERS);
+    for (let round = 0; round < 2; round++) {
+      for (const [row, stored] of [
+        ['day 1', dense],
+        ['day 2', other],
+      ] as const) {
+        const s = into();
+        memo.mergeHex(s, row, hex(stored));
+        expect(s.registers).toEqual(merged(base, stored).registers);
+      }
     }
   });
 });

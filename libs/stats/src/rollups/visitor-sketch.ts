@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { hash } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 
@@ -119,6 +120,38 @@ export class VisitorSketch {
     const registers = inflateRawSync(stored.subarray(1));
     checkRegisterCount(registers);
     maxRegisters(this.registers, registers);
+  }
+}
+
+/**
+ * The registers of the dense stored sketches a reader has inflated, by the row each came from,
+ * at most `maxBytes` of them (the stored text and its registers counted), least recently used
+ * first out. An entry serves a row only while that row's stored text is the same, compared in
+ * full, so what is merged is always what was read. A day's sketch stops changing once its late
+ * hits are in, and every report over a 30-day range reads the same ~28 of them: at 10M pageviews
+ * inflating them was ~3.7 ms of a request (BENCHMARKS.md run AQ). Sparse sketches merge as they
+ * are read.
+ */
+export class InflatedSketches {
+  private readonly entries: LRUCache<string, { stored: string; sketch: VisitorSketch }>;
+
+  constructor(maxBytes: number) {
+    this.entries = new LRUCache({
+      maxSize: maxBytes,
+      sizeCalculation: (e) => e.stored.length + SKETCH_REGISTERS,
+    });
+  }
+
+  /** Merges the stored sketch `hex` (its stored form as hex text), read from row `row`, into `into`. */
+  mergeHex(into: VisitorSketch, row: string, hex: string): void {
+    const known = this.entries.get(row);
+    if (known !== undefined && known.stored === hex) return into.merge(known.sketch);
+    const stored = Buffer.from(hex, 'hex');
+    if (stored[0] !== DENSE) return into.mergeStored(stored);
+    // Never merged into: only ever the `other` of a merge.
+    const sketch = new VisitorSketch(inflateRawSync(stored.subarray(1)));
+    this.entries.set(row, { stored: hex, sketch });
+    into.merge(sketch);
   }
 }
 
