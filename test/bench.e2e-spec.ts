@@ -71,6 +71,16 @@ describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
     }
     expect(results.parity_ok).toBe(true);
     expect(results.engine.name).toBe(TEST_ENGINE);
+    // Realtime reads the live site, its window the big site's last half hour stamped to end now:
+    // one slice before its requests, one before its throughput run.
+    expect(results.ingest.live_slices).toHaveLength(2);
+    for (const slice of results.ingest.live_slices!) {
+      expect(slice).toMatchObject({ rejected: 0, interrupted: false });
+      expect(slice.lines).toBeGreaterThan(0);
+      expect(Number(slice.imported) + Number(slice.duplicates)).toBe(slice.lines);
+    }
+    const realtime = results.endpoints.find((e) => e.target === 'realtime')!;
+    expect(realtime.window!.pageviews_last_30_minutes).toBeGreaterThan(0);
     const routes = new Set(endpoints(results.site.today).map((e) => e.route));
     expect(results.throughput.map((t) => t.route).sort()).toEqual([...routes].sort());
   }, 900_000);

@@ -558,3 +558,50 @@ export async function writeDataset(options: DatasetOptions, sites: SiteProfile[]
 function shippingCents(random: () => number): number {
   return random() < 0.33 ? 0 : 499;
 }
+
+/** How much of the dataset's last traffic a live slice holds: realtime's longest window. */
+export const LIVE_MINUTES = 30;
+
+export interface LiveSlice {
+  file: string;
+  lines: number;
+}
+
+/**
+ * Realtime reads the hits of the last 30 minutes by the server's clock, and a run reaches its
+ * realtime requests long after the dataset's `now` (at scale 1, after a ~20-minute backfill),
+ * when that window is empty. A live slice is the big site's hits of the dataset's last
+ * LIVE_MINUTES (from `hour.ndjson`, by their own ts), moved to the site `liveSiteId` and stamped
+ * to end at `at`, with new hit, session and order ids (`tag`): imported just before realtime is
+ * timed, the window holds as many hits as the big site's last half hour. A site of its own, so
+ * that no other report reads them.
+ */
+export async function writeLiveSlice(
+  hourFile: string,
+  dest: string,
+  slice: { bigSiteId: number; liveSiteId: number; at: Date; tag: string },
+): Promise<LiveSlice> {
+  const { readFile, writeFile } = await import('node:fs/promises');
+  const hits = (await readFile(hourFile, 'utf8'))
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((hit) => hit.site_id === slice.bigSiteId);
+  const last = Math.max(...hits.map((hit) => Date.parse(String(hit.ts))));
+  const shift = slice.at.getTime() - last;
+  const lines = hits
+    .filter((hit) => Date.parse(String(hit.ts)) > last - LIVE_MINUTES * 60_000)
+    .map((hit) => {
+      const moved: Record<string, unknown> = {
+        ...hit,
+        id: `${String(hit.id)}${slice.tag}`,
+        ts: new Date(Date.parse(String(hit.ts)) + shift).toISOString(),
+        site_id: slice.liveSiteId,
+        session_id: `${String(hit.session_id)}${slice.tag}`,
+      };
+      if (typeof hit.order_id === 'string') moved.order_id = `${hit.order_id}${slice.tag}`;
+      return JSON.stringify(moved);
+    });
+  await writeFile(dest, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  return { file: dest, lines: lines.length };
+}

@@ -19,7 +19,7 @@
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { cpus, loadavg, totalmem, tmpdir } from 'node:os';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SingleBar } from 'cli-progress';
 import type { SiteContext } from '@app/stats';
@@ -35,9 +35,11 @@ import {
   BIG_SITE_EVENTS,
   BIG_SITE_GOALS,
   DatasetSummary,
+  LIVE_MINUTES,
   SiteProfile,
   siteProfiles,
   writeDataset,
+  writeLiveSlice,
 } from './dataset';
 import { Endpoint, endpoints, pathOf, siteToday } from './endpoints';
 import type { RawReports } from './raw-context';
@@ -147,6 +149,8 @@ export interface EndpointResult {
   /** Raw median ÷ HTTP p50 of the requests answered 200. */
   speedup?: number;
   parity?: { compared: number; agreed: number; differences: string[]; not_compared: string[] };
+  /** Realtime: what its first timed request saw of the live site's window. */
+  window?: { active_visitors: number; pageviews_last_30_minutes: number };
 }
 
 export interface BenchResults {
@@ -178,6 +182,8 @@ export interface BenchResults {
     import_populated?: ImportFigures;
     aggregate_day?: CliFigures;
     aggregate_after_migrate?: CliFigures;
+    /** The live slices imported for realtime (writeLiveSlice), in order. */
+    live_slices?: ImportFigures[];
   };
   endpoints: EndpointResult[];
   throughput: ThroughputFigures[];
@@ -268,8 +274,31 @@ async function withOperator<T>(
   }
 }
 
-/** Creates the user, its key, and the sites with their goals and events; returns the key. */
-function createSites(store: BenchStore, label: string, profiles: SiteProfile[]): Promise<string> {
+/**
+ * A site realtime is timed on (writeLiveSlice): the big site's zone, currency and tracking, the
+ * key's user a member. Each live slice gets a site of its own, so that two slices (or two runs
+ * on a kept database) never share a window.
+ */
+function createLiveSite(store: BenchStore, userId: number, like: SiteContext, n: number): Promise<number> {
+  return withOperator(store, async (admin) => {
+    const live = await admin.createSite({
+      name: `Bench live ${n}`,
+      domain: `live${n}.bench.example`,
+      timezone: like.timezone,
+      currency: like.currency,
+      tracking: like.trackingMode,
+    });
+    await admin.addMember(live.id, userId);
+    return live.id;
+  });
+}
+
+/** Creates the user, its key, and the sites with their goals and events; returns the key and the user. */
+function createSites(
+  store: BenchStore,
+  label: string,
+  profiles: SiteProfile[],
+): Promise<{ key: string; userId: number }> {
   return withOperator(store, async (admin) => {
     const user = await admin.createUser(`bench@${label}.example`);
     for (const profile of profiles) {
@@ -288,15 +317,18 @@ function createSites(store: BenchStore, label: string, profiles: SiteProfile[]):
     for (const name of BIG_SITE_EVENTS) await admin.registerEvent(big.id, name);
     for (const goal of BIG_SITE_GOALS)
       await admin.createGoal(big.id, goal.name, goal.event ? { event: goal.event } : { path: goal.path });
-    return (await admin.createKey(user.id, 'bench')).secret;
+    return { key: (await admin.createKey(user.id, 'bench')).secret, userId: user.id };
   });
 }
 
 /**
- * A kept database's big site ('Bench', made by createSites) and a new key of its user: what a
- * `--reuse` run reads with.
+ * A kept database's big site ('Bench', made by createSites), its user and a new key of that
+ * user: what a `--reuse` run reads with.
  */
-function existingSite(store: BenchStore, label: string): Promise<{ key: string; site: SiteContext }> {
+function existingSite(
+  store: BenchStore,
+  label: string,
+): Promise<{ key: string; site: SiteContext; userId: number }> {
   return withOperator(store, async (admin, ds) => {
     const [site] = await ds.query<
       Array<{
@@ -314,6 +346,7 @@ function existingSite(store: BenchStore, label: string): Promise<{ key: string; 
     const key = (await admin.createKey(Number(site.user_id), `bench ${label}`)).secret;
     return {
       key,
+      userId: Number(site.user_id),
       site: {
         id: Number(site.id),
         timezone: site.timezone,
@@ -476,10 +509,11 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     let dataset: DatasetSummary | null = null;
     let site: SiteContext;
     let key: string;
+    let userId: number;
     const ingest: BenchResults['ingest'] = {};
     let files: DatasetSummary['files'] | undefined;
     if (options.reuse) {
-      ({ key, site } = await existingSite(store, label));
+      ({ key, site, userId } = await existingSite(store, label));
       phase('setup');
       log('aggregate (whatever the migrations queued)…');
       ingest.aggregate_after_migrate = await cli(['aggregate'], env, options.progress);
@@ -493,7 +527,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
         bigSiteTimezone: options.timezone,
       });
       const big = profiles[0];
-      key = await createSites(store, label, profiles);
+      ({ key, userId } = await createSites(store, label, profiles));
       phase('setup');
       log(`generating scale ${options.scale} (seed ${options.seed}) into ${dataDir}…`);
       progress.start('generate [{bar}] {percentage}% | {value}/{total} hours', 30 * 24);
@@ -545,6 +579,36 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
       : all;
     if (list.length === 0) throw new Error(`--only ${options.only?.join(',')} names no endpoint`);
     const rows = await store.counts(site.id);
+    // The live site of the latest slice; the big site until there is one.
+    let liveSiteId = site.id;
+    const siteOf = (endpoint: Endpoint) => (endpoint.target === 'realtime' ? liveSiteId : site.id);
+
+    // Realtime's window: before its requests and before its throughput run, the big site's last
+    // half hour again on a new live site, stamped to end now (writeLiveSlice). Without the hour
+    // file (a --reuse run without --data-dir) realtime reads the big site's empty window, and
+    // the run says so.
+    const hourFile = files?.hour ?? path.join(dataDir, 'hour.ndjson');
+    const liveDir = path.join(tmpdir(), `${label}-live`);
+    const goLive = async (): Promise<void> => {
+      if (!existsSync(hourFile)) {
+        log(`realtime: no ${hourFile} (pass --data-dir of the kept run); its window is empty`);
+        return;
+      }
+      mkdirSync(liveDir, { recursive: true });
+      const n = (ingest.live_slices ?? []).length + 1;
+      liveSiteId = await createLiveSite(store, userId, site, n);
+      const slice = await writeLiveSlice(hourFile, path.join(liveDir, `live-${n}.ndjson`), {
+        bigSiteId: site.id,
+        liveSiteId,
+        at: new Date(),
+        tag: `-live${n}-${label}`,
+      });
+      const figures = importFigures(await cli(['import', slice.file], env, false));
+      (ingest.live_slices ??= []).push(figures);
+      log(
+        `realtime: the big site's last ${LIVE_MINUTES} minutes (${slice.lines} hits) on live site ${liveSiteId}, ending now`,
+      );
+    };
 
     // Latency: the production path over HTTP, report cache off, one request at a time; then,
     // right after each report (so that both see the same load on the machine), the same
@@ -555,7 +619,8 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     const results: EndpointResult[] = [];
     let parityOk = true;
     for (const endpoint of list) {
-      const url = (n: number) => `${api.url}${pathOf(endpoint, site.id, n)}`;
+      if (endpoint.target === 'realtime') await goLive();
+      const url = (n: number) => `${api.url}${pathOf(endpoint, siteOf(endpoint), n)}`;
       await timedGet(url(0), key);
       const times: number[] = [];
       const statuses: number[] = [];
@@ -579,10 +644,19 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
         target: endpoint.target,
         latency,
       };
+      if (endpoint.target === 'realtime' && kept[0]?.status === 200) {
+        const { active_visitors, pageviews_last_30_minutes } = (
+          JSON.parse(kept[0].body) as { data: NonNullable<EndpointResult['window']> }
+        ).data;
+        result.window = { active_visitors, pageviews_last_30_minutes };
+      }
       results.push(result);
       log(
         `${endpoint.name.padEnd(24)} p50 ${String(latency.p50_ms).padStart(8)} ms  p95 ${String(latency.p95_ms).padStart(8)} ms  ` +
-          `p99 ${String(latency.p99_ms).padStart(8)} ms  (${latency.requests} requests${latency.errors ? `, ${latency.errors} not 200` : ''})`,
+          `p99 ${String(latency.p99_ms).padStart(8)} ms  (${latency.requests} requests${latency.errors ? `, ${latency.errors} not 200` : ''})` +
+          (result.window
+            ? `  window: ${result.window.active_visitors} active visitors, ${result.window.pageviews_last_30_minutes} pageviews`
+            : ''),
       );
       if (!endpoint.raw) continue;
 
@@ -639,13 +713,14 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
         const endpoint = variants[n % variants.length];
         const path = pathOf(
           endpoint,
-          site.id,
+          siteOf(endpoint),
           Math.floor(n / variants.length) % Math.max(options.requests, 1),
         );
         n++;
         return { path, key };
       };
       await settle(api);
+      if (variants.some((e) => e.target === 'realtime')) await goLive();
       const figures = await throughputRun(api, route, options.connections, options.duration, pick);
       throughput.push(figures);
       log(
@@ -736,6 +811,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     progress.stop();
     await raw?.close();
     for (const p of processes) await p.stop('SIGTERM');
+    rmSync(path.join(tmpdir(), `${label}-live`), { recursive: true, force: true });
     // A kept database keeps its data, not this run's API account: a --reuse run makes its own.
     if (options.reuse || options.keep) await store.dropApiAccount();
     else {
