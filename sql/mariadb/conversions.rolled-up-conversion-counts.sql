@@ -36,7 +36,7 @@ SELECT
       SELECT
         COALESCE(SUM(r.sessions), 0) AS `n`
       FROM
-        `converted_rollups` AS `r`
+        `converted_day_rollups` AS `r`
       WHERE
         (
           `r`.`site_id` = ?

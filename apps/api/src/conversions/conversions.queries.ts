@@ -7,6 +7,7 @@ import {
   GoalDefinition,
   ReportDb,
   ReportStatement,
+  rollupParts,
   sessionMetrics,
   sharedStatements,
   StatsQuery,
@@ -56,8 +57,9 @@ export const conversionsStatements = {
   /**
    * The same counts of converted sessions from the conversion rollups (when
    * conversionRollupsMayAnswer): sessions that converted any goal (one attribute's rows of
-   * converted_rollups add up to them all) and each goal (goal_rollups) by bucket of the
-   * session start, plus the change the queued sessions bring (conversionTail).
+   * converted_rollups, and of converted_day_rollups for whole site days, add up to them all) and
+   * each goal (goal_rollups) by bucket of the session start, plus the change the queued sessions
+   * bring (conversionTail).
    */
   rolledUpConversionCounts(
     query: StatsQuery,
@@ -65,10 +67,19 @@ export const conversionsStatements = {
   ): ReportStatement<Record<string, number | string>> {
     return (d) => {
       const tail = conversionTail(query, goals);
-      const converted = d.builder
-        .selectFrom('converted_rollups as r')
-        .select(sql<number>`COALESCE(SUM(r.sessions), 0)`.as('n'))
-        .where(where.sessionRollups(query, 'channel', 'r'));
+      // Whole site days from the day rows (one a channel and day), the rest from the 15-minute
+      // rows: at 10M pageviews the 15-minute rows of a 30-day range were ~23k of the ~28k rows
+      // this statement read (BENCHMARKS.md run AR).
+      const converted = sql.join(
+        rollupParts(query, 'converted_rollups', 'converted_day_rollups').map(
+          (part) =>
+            sql`(${d.builder
+              .selectFrom(`${part.table} as r` as 'converted_rollups as r')
+              .select(sql<number>`COALESCE(SUM(r.sessions), 0)`.as('n'))
+              .where(where.sessionRollups(part.query, 'channel', 'r'))})`,
+        ),
+        sql` + `,
+      );
       const perGoal = goals.map((g) =>
         d.builder
           .selectFrom('goal_rollups as g')
@@ -85,7 +96,7 @@ export const conversionsStatements = {
           )} FROM (${tail}) x)`.as('t'),
         )
         .select([
-          sql<number | string>`(${converted}) + t.converted`.as('converted'),
+          sql<number | string>`${converted} + t.converted`.as('converted'),
           ...perGoal.map((rows, i) =>
             sql<number | string>`(${rows}) + ${sql.ref(`t.goal_${i}`)}`.as(`goal_${i}`),
           ),
