@@ -15,6 +15,7 @@
  *   session and order ids): the import rate into tables that already hold the data.
  */
 import { createWriteStream, mkdirSync, WriteStream } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DateTime } from 'luxon';
 import { rng } from '../../apps/cli/src/demo/demo-traffic';
@@ -581,13 +582,13 @@ export async function writeLiveSlice(
   dest: string,
   slice: { bigSiteId: number; liveSiteId: number; at: Date; tag: string },
 ): Promise<LiveSlice> {
-  const { readFile, writeFile } = await import('node:fs/promises');
   const hits = (await readFile(hourFile, 'utf8'))
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>)
     .filter((hit) => hit.site_id === slice.bigSiteId);
-  const last = Math.max(...hits.map((hit) => Date.parse(String(hit.ts))));
+  // A loop, not Math.max(...): a large hour file holds more hits than a call takes arguments.
+  const last = hits.reduce((latest, hit) => Math.max(latest, Date.parse(String(hit.ts))), -Infinity);
   const shift = slice.at.getTime() - last;
   const lines = hits
     .filter((hit) => Date.parse(String(hit.ts)) > last - LIVE_MINUTES * 60_000)
