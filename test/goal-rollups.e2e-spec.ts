@@ -139,8 +139,16 @@ describe('Conversion rollups', () => {
       'SELECT goal_id, bucket, sessions FROM goal_rollups WHERE site_id = ? ORDER BY goal_id, bucket',
       [site.id],
     ),
+    goalDays: await env.ds.query(
+      'SELECT goal_id, bucket, sessions FROM goal_day_rollups WHERE site_id = ? ORDER BY goal_id, bucket',
+      [site.id],
+    ),
     converted: await env.ds.query(
       'SELECT dimension, bucket, value, sessions FROM converted_rollups WHERE site_id = ? ORDER BY dimension, bucket, value',
+      [site.id],
+    ),
+    convertedDays: await env.ds.query(
+      'SELECT dimension, bucket, value, sessions FROM converted_day_rollups WHERE site_id = ? ORDER BY dimension, bucket, value',
       [site.id],
     ),
     sessionGoals: await env.ds.query(
@@ -180,21 +188,59 @@ describe('Conversion rollups', () => {
     expect((await get('/analytics/breakdown-timeseries', { ...MARCH, ...BREAKDOWN })).data).toEqual(
       ((await rawBreakdown(BREAKDOWN)) as { data: unknown }).data,
     );
-    // The report reads them: a row changed by hand shows in it.
-    const [row] = await env.ds.query<Array<{ bucket: unknown }>>(
-      'SELECT bucket FROM goal_rollups WHERE site_id = ? AND goal_id = ? ORDER BY bucket LIMIT 1',
-      [site.id, goals[1].id],
-    );
-    const bump = (n: number) =>
-      env.ds.query(
-        'UPDATE goal_rollups SET sessions = sessions + ? WHERE site_id = ? AND goal_id = ? AND bucket = ?',
+    // The report reads them: a row changed by hand shows in it. March is whole days of the
+    // site's zone, so its goal counts are read from the day rows alone.
+    const bump = async (table: string, n: number) => {
+      const [row] = await env.ds.query<Array<{ bucket: unknown }>>(
+        `SELECT bucket FROM ${table} WHERE site_id = ? AND goal_id = ? ORDER BY bucket LIMIT 1`,
+        [site.id, goals[1].id],
+      );
+      await env.ds.query(
+        `UPDATE ${table} SET sessions = sessions + ? WHERE site_id = ? AND goal_id = ? AND bucket = ?`,
         [n, site.id, goals[1].id, row.bucket],
       );
-    await bump(1000);
+    };
+    await bump('goal_day_rollups', 1000);
     try {
       expect((await conversions()).goals[1]).toBe(expected().goals[1] + 1000);
     } finally {
-      await bump(-1000);
+      await bump('goal_day_rollups', -1000);
+    }
+    // The 15-minute rows are read only where the range cuts a site day: every row of the goal
+    // up by one changes the UTC month by nothing, and March in Kathmandu (+05:45) by the rows of
+    // its two ragged edges, [Feb 28 18:15, Mar 1 00:00) and [Mar 31 00:00, Mar 31 18:15) UTC.
+    const bumpQuarters = (n: number) =>
+      env.ds.query('UPDATE goal_rollups SET sessions = sessions + ? WHERE site_id = ? AND goal_id = ?', [
+        n,
+        site.id,
+        goals[1].id,
+      ]);
+    const kathmandu = { ...MARCH, timezone: 'Asia/Kathmandu' };
+    const [from, to] = [Date.parse('2026-02-28T18:15:00Z'), Date.parse('2026-03-31T18:15:00Z')];
+    const [{ n: edgeRows }] = await env.ds.query<Array<{ n: number }>>(
+      `SELECT COUNT(*) AS n FROM goal_rollups WHERE site_id = ? AND goal_id = ?
+         AND ((bucket >= ? AND bucket < ?) OR (bucket >= ? AND bucket < ?))`,
+      [
+        site.id,
+        goals[1].id,
+        new Date(from),
+        new Date(MONTH_START),
+        new Date(MONTH_START + 30 * 86_400_000),
+        new Date(to),
+      ],
+    );
+    expect(Number(edgeRows)).toBeGreaterThan(0);
+    const goalCount = async (params: object) =>
+      ((await get('/conversions', params)).data.goals as Array<{ conversions: number }>)[1].conversions;
+    expect(await goalCount(kathmandu)).toBe(expectedConversions(imported, goals, from, to).goals[1]);
+    await bumpQuarters(1);
+    try {
+      expect(await goalCount(MARCH)).toBe(expected().goals[1]);
+      expect(await goalCount(kathmandu)).toBe(
+        expectedConversions(imported, goals, from, to).goals[1] + Number(edgeRows),
+      );
+    } finally {
+      await bumpQuarters(-1);
     }
     expect(await conversions()).toEqual(expected());
     // So does breakdown conv_rate, from converted_rollups (by local day of the site: its day rows).

@@ -10,6 +10,7 @@ import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
 import { EventsService } from '../apps/api/src/events/events.service';
 import {
   CONVERTED_DAY_ROLLUP,
+  GOAL_DAY_ROLLUP,
   refillDayRollups,
   refillPairDayRollups,
   refillPathSpanRollups,
@@ -271,6 +272,7 @@ describe('Rollup path = raw path (parity)', () => {
       pageview_day_rollups: 'dimension, value',
       revenue_day_rollups: 'dimension, value',
       converted_day_rollups: 'dimension, value',
+      goal_day_rollups: 'goal_id',
     };
     const dayRows = async () => {
       const rows: Record<string, unknown> = {};
@@ -287,7 +289,7 @@ describe('Rollup path = raw path (parity)', () => {
       await refillDayRollups(runner, {
         dialect: env.dialect,
         zoneOf,
-        rollups: [...SESSION_BUCKET_DAY_ROLLUPS, CONVERTED_DAY_ROLLUP],
+        rollups: [...SESSION_BUCKET_DAY_ROLLUPS, CONVERTED_DAY_ROLLUP, GOAL_DAY_ROLLUP],
         sites: 'every site',
       });
     };

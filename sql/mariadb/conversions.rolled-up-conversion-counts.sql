@@ -51,7 +51,7 @@ SELECT
       SELECT
         COALESCE(SUM(g.sessions), 0) AS `n`
       FROM
-        `goal_rollups` AS `g`
+        `goal_day_rollups` AS `g`
       WHERE
         (
           `g`.`site_id` = ?
@@ -66,7 +66,7 @@ SELECT
       SELECT
         COALESCE(SUM(g.sessions), 0) AS `n`
       FROM
-        `goal_rollups` AS `g`
+        `goal_day_rollups` AS `g`
       WHERE
         (
           `g`.`site_id` = ?

@@ -348,6 +348,8 @@ export interface StatsDatabase {
   event_day_links: EventLinksTable;
   session_goals: SessionGoalsTable;
   goal_rollups: GoalRollupsTable;
+  /** goal_rollups by the site's local day (migration 1767200000000). */
+  goal_day_rollups: GoalRollupsTable;
   converted_rollups: ConvertedRollupsTable;
   /** converted_rollups by the site's local day (migration 1766400000000). */
   converted_day_rollups: ConvertedRollupsTable;

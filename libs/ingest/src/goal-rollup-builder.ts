@@ -4,10 +4,11 @@ import { HITS_BY_STEP, SESSION_ATTRIBUTES } from '@app/stats/definitions';
 import {
   conversionRollupDeltas,
   ConvertedRollupDelta,
+  goalDeltasByDay,
   GoalRollupDelta,
   GoalSession,
 } from '@app/stats/rollups/goal-rollup';
-import { CONVERTED_DAY_ROLLUP, refillDayRollups } from '@app/stats/rollups/day-refill';
+import { CONVERTED_DAY_ROLLUP, GOAL_DAY_ROLLUP, refillDayRollups } from '@app/stats/rollups/day-refill';
 import { byDay } from '@app/stats/rollups/session-bucket-rollup';
 import type { RolledUpSession } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
@@ -44,8 +45,8 @@ const toGoal = (g: GoalRow): GoalDefinition => ({
  * - `reconcile`, at the start of every `aggregate`: a site whose goals differ from the ones its
  *   rollups hold (a goal created, or deleted) gets `session_goals` of the new goals from their
  *   matching hits (through the step index), loses those of deleted goals, and has its
- *   `goal_rollups` and `converted_rollups` rebuilt from them (and `converted_day_rollups` from
- *   those, by the site's day). Until then its reports count
+ *   `goal_rollups` and `converted_rollups` rebuilt from them (and `goal_day_rollups` and
+ *   `converted_day_rollups` from those, by the site's day). Until then its reports count
  *   conversions from the raw tables.
  * - `apply`, in each chunk's transaction: the re-derived sessions' old goals and attributes
  *   subtracted, their goals recomputed from all their hits and added.
@@ -128,7 +129,11 @@ export class GoalRollupBuilder {
         [siteId, siteId],
       );
     }
-    await refillDayRollups(em, { dialect: d, rollups: [CONVERTED_DAY_ROLLUP], sites: { id: siteId } });
+    await refillDayRollups(em, {
+      dialect: d,
+      rollups: [GOAL_DAY_ROLLUP, CONVERTED_DAY_ROLLUP],
+      sites: { id: siteId },
+    });
     await em.query('DELETE FROM rolled_up_goals WHERE site_id = ?', [siteId]);
     const ids = [...current];
     for (let i = 0; i < ids.length; i += ROLLUP_WRITE_ROWS) {
@@ -200,15 +205,20 @@ export class GoalRollupBuilder {
           goals: goalsOf.get(s.session_id) ?? [],
         }));
       const deltas = conversionRollupDeltas(withGoals(before, stored), withGoals(after, converted));
-      await writeRollupDeltas<GoalRollupDelta>(em, d, siteId, deltas.goals, {
-        table: 'goal_rollups',
-        keys: ['goal_id', 'bucket'],
-        sums: ['sessions'],
-        identity: ['goal_id', 'bucket'],
-        keyValues: (r) => [r.goalId, r.bucket],
-        sumValues: (r) => [r.sessions],
-        count: SESSIONS_COUNT,
-      });
+      for (const [table, deltaRows] of [
+        ['goal_rollups', deltas.goals],
+        ['goal_day_rollups', goalDeltasByDay(deltas.goals, dayOf)],
+      ] as const) {
+        await writeRollupDeltas<GoalRollupDelta>(em, d, siteId, deltaRows, {
+          table,
+          keys: ['goal_id', 'bucket'],
+          sums: ['sessions'],
+          identity: ['goal_id', 'bucket'],
+          keyValues: (r) => [r.goalId, r.bucket],
+          sumValues: (r) => [r.sessions],
+          count: SESSIONS_COUNT,
+        });
+      }
       const convertedByDay = byDay(
         deltas.converted.map((r) => ({ ...r, sums: [BigInt(r.sessions)] })),
         dayOf,

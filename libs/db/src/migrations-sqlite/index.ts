@@ -19,6 +19,7 @@ import { SqliteHitsBySessionSteps1766800000000 } from './1766800000000-hits-by-s
 import { SqliteHitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
 import { SqliteHitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
 import { SqliteSketchAdditions1767100000000 } from './1767100000000-sketch-additions';
+import { SqliteGoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -42,4 +43,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteHitsBySessionEngagement1766900000000,
   SqliteHitsWithoutSiteTs1767000000000,
   SqliteSketchAdditions1767100000000,
+  SqliteGoalDayRollups1767200000000,
 ];

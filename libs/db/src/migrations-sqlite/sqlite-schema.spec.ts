@@ -426,6 +426,13 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  goal_day_rollups: {
+    columns: ['site_id INTEGER', 'goal_id INTEGER', 'bucket DATETIME', 'sessions INTEGER'],
+    primaryKey: ['site_id', 'goal_id', 'bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   converted_rollups: {
     columns: ['site_id INTEGER', 'dimension TEXT', 'bucket DATETIME', 'value TEXT', 'sessions INTEGER'],
     primaryKey: ['site_id', 'dimension', 'bucket', 'value'],

@@ -28,6 +28,7 @@ import { HitsBySessionSteps1766800000000 } from './1766800000000-hits-by-session
 import { HitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-session-engagement';
 import { HitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
 import { SketchAdditions1767100000000 } from './1767100000000-sketch-additions';
+import { GoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -60,4 +61,5 @@ export const MIGRATIONS = [
   HitsBySessionEngagement1766900000000,
   HitsWithoutSiteTs1767000000000,
   SketchAdditions1767100000000,
+  GoalDayRollups1767200000000,
 ];

@@ -79,6 +79,15 @@ export const CONVERTED_DAY_ROLLUP: DayRollup = {
   sums: ['sessions'],
 };
 
+/** Sessions that converted each goal by the site's day, created by migration 1767200000000. */
+export const GOAL_DAY_ROLLUP: DayRollup = {
+  day: 'goal_day_rollups',
+  quarter: 'goal_rollups',
+  keys: ['goal_id'],
+  texts: [],
+  sums: ['sessions'],
+};
+
 const DAYS_PER_STATEMENT = 500;
 
 /**

@@ -80,7 +80,10 @@ export const where = {
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'attribute')} = ${sql.lit(attribute)} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(rollupValueSelected(query.filters, col(alias, 'value')))})`;
   },
 
-  /** The rows of one goal in goal_rollups for the query: whole buckets of the session start in the range. */
+  /**
+   * The rows of one goal in goal_rollups (or goal_day_rollups) for the query: whole buckets of
+   * the session start in the range.
+   */
   goalRollups(query: StatsQuery, goalId: number, alias = 'g'): Expression<SqlBool> {
     unfiltered(query, 'goal_rollups');
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'goal_id')} = ${goalId} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
