@@ -4,12 +4,11 @@ import { HITS_BY_STEP, SESSION_ATTRIBUTES } from '@app/stats/definitions';
 import {
   conversionRollupDeltas,
   ConvertedRollupDelta,
-  goalDeltasByDay,
   GoalRollupDelta,
   GoalSession,
 } from '@app/stats/rollups/goal-rollup';
 import { CONVERTED_DAY_ROLLUP, GOAL_DAY_ROLLUP, refillDayRollups } from '@app/stats/rollups/day-refill';
-import { byDay } from '@app/stats/rollups/session-bucket-rollup';
+import { attributeRow, byDay } from '@app/stats/rollups/session-bucket-rollup';
 import type { RolledUpSession } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
@@ -205,9 +204,18 @@ export class GoalRollupBuilder {
           goals: goalsOf.get(s.session_id) ?? [],
         }));
       const deltas = conversionRollupDeltas(withGoals(before, stored), withGoals(after, converted));
+      const sessionsByDay = <T extends { bucket: Date; sessions: number }>(
+        rows: readonly T[],
+        identity: (row: T) => string,
+      ): T[] =>
+        byDay(
+          rows.map((r) => ({ ...r, sums: [BigInt(r.sessions)] })),
+          dayOf,
+          identity,
+        ).map((r) => ({ ...r, sessions: Number(r.sums[0]) }));
       for (const [table, deltaRows] of [
         ['goal_rollups', deltas.goals],
-        ['goal_day_rollups', goalDeltasByDay(deltas.goals, dayOf)],
+        ['goal_day_rollups', sessionsByDay(deltas.goals, (r) => String(r.goalId))],
       ] as const) {
         await writeRollupDeltas<GoalRollupDelta>(em, d, siteId, deltaRows, {
           table,
@@ -219,13 +227,9 @@ export class GoalRollupBuilder {
           count: SESSIONS_COUNT,
         });
       }
-      const convertedByDay = byDay(
-        deltas.converted.map((r) => ({ ...r, sums: [BigInt(r.sessions)] })),
-        dayOf,
-      ).map((r) => ({ ...r, sessions: Number(r.sums[0]) }));
       for (const [table, deltaRows] of [
         ['converted_rollups', deltas.converted],
-        ['converted_day_rollups', convertedByDay],
+        ['converted_day_rollups', sessionsByDay(deltas.converted, attributeRow)],
       ] as const) {
         await writeRollupDeltas<ConvertedRollupDelta>(em, d, siteId, deltaRows, {
           table,

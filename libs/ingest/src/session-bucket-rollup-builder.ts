@@ -1,6 +1,7 @@
 import { Sql, SqlDialect } from '@app/db';
 import { toCents } from '@app/stats/commerce';
 import {
+  attributeRow,
   SessionAttributes,
   SessionBucket,
   SessionBucketRollupDelta,
@@ -112,7 +113,7 @@ export class SessionBucketRollupBuilder {
       );
       for (const [table, deltaRows] of [
         [this.table.rollup, deltas],
-        [this.table.dayRollup, byDay(deltas, dayOf)],
+        [this.table.dayRollup, byDay(deltas, dayOf, attributeRow)],
       ] as const) {
         await writeRollupDeltas<SessionBucketRollupDelta>(em, d, siteId, deltaRows, {
           table,

@@ -1,5 +1,4 @@
-import { conversionRollupDeltas, goalDeltasByDay, GoalSession } from './goal-rollup';
-import { localDayBucket } from './session-rollup';
+import { conversionRollupDeltas, GoalSession } from './goal-rollup';
 
 const session = (id: string, at: string, goals: number[], country = 'DE'): GoalSession => ({
   session_id: id,
@@ -64,34 +63,5 @@ describe('conversionRollupDeltas', () => {
     );
     expect(goals.map((d) => d.sessions)).toEqual([-1]);
     expect(converted.map((d) => d.sessions)).toEqual([-1, -1, -1, -1, -1]);
-  });
-});
-
-describe('goalDeltasByDay', () => {
-  it("adds a goal's 15-minute changes of a site day into one, and drops the days they cancel out in", () => {
-    const dayOf = localDayBucket('Asia/Kathmandu');
-    const change = (goalId: number, bucket: string, sessions: number) => ({
-      goalId,
-      bucket: new Date(bucket),
-      sessions,
-    });
-    expect(
-      goalDeltasByDay(
-        [
-          // 2026-03-01 in Kathmandu (+05:45): from 2026-02-28T18:15Z to 2026-03-01T18:15Z.
-          change(3, '2026-02-28T18:15:00Z', 2),
-          change(3, '2026-03-01T18:00:00Z', 1),
-          change(5, '2026-03-01T10:00:00Z', 1),
-          change(3, '2026-03-01T18:15:00Z', 4),
-          change(5, '2026-03-01T11:00:00Z', -1),
-          change(3, '2026-02-28T18:00:00Z', -1),
-        ],
-        dayOf,
-      ),
-    ).toEqual([
-      change(3, '2026-02-28T18:15:00Z', 3),
-      change(3, '2026-03-01T18:15:00Z', 4),
-      change(3, '2026-02-27T18:15:00Z', -1),
-    ]);
   });
 });

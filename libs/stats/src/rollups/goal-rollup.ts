@@ -57,23 +57,3 @@ export function conversionRollupDeltas(
     converted: [...converted.values()].filter((d) => d.sessions !== 0),
   };
 }
-
-/**
- * The same goal changes by day (goal_day_rollups): each 15-minute bucket's change added to its
- * day's (`dayOf`, the site's local day, which holds whole 15-minute buckets), rows left with no
- * change dropped.
- */
-export function goalDeltasByDay(
-  deltas: readonly GoalRollupDelta[],
-  dayOf: (bucket: Date) => Date,
-): GoalRollupDelta[] {
-  const days = new Map<string, GoalRollupDelta>();
-  for (const delta of deltas) {
-    const bucket = dayOf(delta.bucket);
-    const key = `${delta.goalId}\u0000${bucket.getTime()}`;
-    const day = days.get(key) ?? { goalId: delta.goalId, bucket, sessions: 0 };
-    day.sessions += delta.sessions;
-    days.set(key, day);
-  }
-  return [...days.values()].filter((d) => d.sessions !== 0);
-}

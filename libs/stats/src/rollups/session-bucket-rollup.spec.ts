@@ -1,5 +1,5 @@
 import { localDayBucket } from './session-rollup';
-import { byDay, SessionBucket, sessionBucketRollupDeltas } from './session-bucket-rollup';
+import { attributeRow, byDay, SessionBucket, sessionBucketRollupDeltas } from './session-bucket-rollup';
 
 const at = (hhmm: string) => new Date(`2026-03-01T${hhmm}:00Z`);
 const attrs = (session_id: string, country: string) => ({
@@ -91,7 +91,35 @@ describe('byDay', () => {
           change('2026-03-01T13:00:00Z', 'FR', -1n, -10n),
         ],
         dayOf,
+        attributeRow,
       ),
     ).toEqual([change('2026-03-01T05:00:00Z', 'DE', 3n, 175n), change('2026-03-02T05:00:00Z', 'DE', 1n, 1n)]);
+  });
+
+  it("keeps the rows the identity tells apart: a goal's changes by Kathmandu day (+05:45)", () => {
+    const change = (goalId: number, bucket: string, sessions: bigint) => ({
+      goalId,
+      bucket: new Date(bucket),
+      sums: [sessions],
+    });
+    expect(
+      byDay(
+        [
+          // 2026-03-01 in Kathmandu: from 2026-02-28T18:15Z to 2026-03-01T18:15Z.
+          change(3, '2026-02-28T18:15:00Z', 2n),
+          change(3, '2026-03-01T18:00:00Z', 1n),
+          change(5, '2026-03-01T10:00:00Z', 1n),
+          change(3, '2026-03-01T18:15:00Z', 4n),
+          change(5, '2026-03-01T11:00:00Z', -1n),
+          change(3, '2026-02-28T18:00:00Z', -1n),
+        ],
+        localDayBucket('Asia/Kathmandu'),
+        (d) => String(d.goalId),
+      ),
+    ).toEqual([
+      change(3, '2026-02-28T18:15:00Z', 3n),
+      change(3, '2026-03-01T18:15:00Z', 4n),
+      change(3, '2026-02-27T18:15:00Z', -1n),
+    ]);
   });
 });

@@ -56,18 +56,24 @@ export function sessionBucketRollupDeltas(
   return [...deltas.values()].filter((d) => d.sums.some((n) => n !== 0n));
 }
 
+/** The identity of an attribute rollup's row, but for its bucket: its attribute and value. */
+export const attributeRow = (delta: { dimension: string; value: string }): string =>
+  `${delta.dimension}\u0000${delta.value}`;
+
 /**
  * The same changes by day: each 15-minute bucket's change added to its day's (`dayOf`, the
- * site's local day, which holds whole 15-minute buckets), rows left with no change dropped.
+ * site's local day, which holds whole 15-minute buckets) for the same row (`identity`, the
+ * row's key but for its bucket), rows left with no change dropped.
  */
-export function byDay(
-  deltas: readonly SessionBucketRollupDelta[],
+export function byDay<T extends { bucket: Date; sums: bigint[] }>(
+  deltas: readonly T[],
   dayOf: (bucket: Date) => Date,
-): SessionBucketRollupDelta[] {
-  const days = new Map<string, SessionBucketRollupDelta>();
+  identity: (delta: T) => string,
+): T[] {
+  const days = new Map<string, T>();
   for (const delta of deltas) {
     const bucket = dayOf(delta.bucket);
-    const key = `${delta.dimension}\u0000${bucket.getTime()}\u0000${delta.value}`;
+    const key = `${identity(delta)}\u0000${bucket.getTime()}`;
     const day = days.get(key) ?? { ...delta, bucket, sums: delta.sums.map(() => 0n) };
     delta.sums.forEach((n, i) => (day.sums[i] += n));
     days.set(key, day);
