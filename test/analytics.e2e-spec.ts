@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { AnalyticsController } from '../apps/api/src/analytics/analytics.controller';
+import { RealtimeQueries } from '../apps/api/src/analytics/realtime.queries';
 import { buildOpenApiDocument } from '../apps/api/src/openapi';
 import { event, pageview, purchase } from './support/hits';
 import { TestEnv } from './support/test-env';
@@ -628,6 +629,80 @@ describe(AnalyticsController.name, () => {
         { value: '/home', active_visitors: 1 },
         { value: '/it', active_visitors: 1 },
       ]);
+    });
+
+    it('counts the pageviews of a window cut anywhere in its quarter hours: rollup rows and raw edges', async () => {
+      // Pageviews on and around the quarter hours of 12:00-13:00 UTC, an event (never counted) and
+      // another site's pageview at the same times. Each window's expected count is the fixture's
+      // own: the pageviews stamped from since to until, both included.
+      const site = await env.site({ timezone: 'UTC', members: [user] });
+      const other = await env.site({ timezone: 'UTC', members: [user] });
+      const at = (clock: string) => `2025-06-01T${clock}Z`;
+      const stamps = [
+        '12:00:00.000',
+        '12:03:00.000',
+        '12:07:30.000',
+        '12:07:30.001',
+        '12:10:00.000',
+        '12:14:59.999',
+      ]
+        .concat([
+          '12:15:00.000',
+          '12:22:00.000',
+          '12:29:59.999',
+          '12:30:00.000',
+          '12:37:00.000',
+          '12:44:59.999',
+        ])
+        .concat(['12:45:00.000', '12:45:00.000', '12:50:00.000', '12:59:59.999', '13:00:00.000']);
+      const imported = await env.importHits([
+        ...stamps.map((clock, n) => pageview(site, `w${n}`, at(clock), '/p')),
+        event(site, 'w0', at('12:30:00.000'), 'ping'),
+        ...stamps.map((clock, n) => pageview(other, `o${n}`, at(clock), '/p')),
+      ]);
+      expect(imported.rejections).toEqual([]);
+      const queries = app.get(RealtimeQueries);
+
+      const starts = [
+        '12:00:00.000',
+        '12:03:00.000',
+        '12:07:30.000',
+        '12:07:30.001',
+        '12:10:00.000',
+        '12:14:59.999',
+      ];
+      const ends = [
+        '12:29:59.999',
+        '12:30:00.000',
+        '12:37:00.000',
+        '12:44:59.999',
+        '12:45:00.000',
+        '12:50:00.000',
+      ];
+      for (const since of starts.map(at)) {
+        for (const until of ends.map(at)) {
+          const expected = stamps.map(at).filter((ts) => ts >= since && ts <= until).length;
+          const window = { siteId: site, since: new Date(since), until: new Date(until) };
+          expect({ since, until, n: await queries.pageviewCount(window) }).toEqual({
+            since,
+            until,
+            n: expected,
+          });
+        }
+      }
+      // A window inside one quarter hour, and one that ends where the next starts.
+      const inside = {
+        siteId: site,
+        since: new Date(at('12:03:00.000')),
+        until: new Date(at('12:10:00.000')),
+      };
+      expect(await queries.pageviewCount(inside)).toBe(4);
+      const toNext = {
+        siteId: site,
+        since: new Date(at('12:45:00.000')),
+        until: new Date(at('13:00:00.000')),
+      };
+      expect(await queries.pageviewCount(toNext)).toBe(5);
     });
 
     it('is empty for a site without recent hits', async () => {

@@ -3,14 +3,35 @@
 --   $1 = 7
 --   $2 = 2026-04-02T11:30:00.000Z
 --   $3 = 2026-04-02T12:00:00.000Z
+--   $4 = 7
+--   $5 = 2026-04-02T12:00:00.000Z
+--   $6 = 2026-04-02T12:15:00.000Z
 SELECT
-  COUNT(*) AS `n`
-FROM
-  `hits` AS `h`
-WHERE
   (
-    `h`.`site_id` = ?
-    AND `h`.`type` = 'pageview'
-    AND `h`.`ts` >= ?
-    AND `h`.`ts` <= ?
-  );
+    (
+      SELECT
+        COALESCE(SUM(`r`.`pageviews`), 0) AS `n`
+      FROM
+        `hit_rollups` AS `r`
+      WHERE
+        (
+          `r`.`site_id` = ?
+          AND `r`.`bucket` >= ?
+          AND `r`.`bucket` <= ?
+        )
+    )
+  ) - (
+    (
+      SELECT
+        COUNT(*) AS `n`
+      FROM
+        `hits` AS `h`
+      WHERE
+        (
+          `h`.`site_id` = ?
+          AND `h`.`type` = 'pageview'
+          AND `h`.`ts` > ?
+          AND `h`.`ts` < ?
+        )
+    )
+  ) AS n;

@@ -6,6 +6,12 @@ import { andAlso, rollupValueSelected, rowOfSelectedSession, sessionSelected } f
 
 export { col };
 
+/** One end of a time interval: the instant, and whether the interval holds it. */
+export interface TimeBound {
+  at: Date;
+  inclusive: boolean;
+}
+
 /** A rollup that keeps no session attribute cannot answer a filtered query (decideTable knows). */
 function unfiltered(query: StatsQuery, table: string): void {
   if (query.filters.length > 0) throw new Error(`${table} cannot select sessions by filters`);
@@ -112,10 +118,35 @@ export const where = {
    * `type` or of any type, as HITS_BY_TYPE_TIME reads them.
    */
   liveHits(siteId: number, since: Date, until: Date, alias = 'h', type?: HitType): Expression<SqlBool> {
+    return where.hitsStamped(
+      siteId,
+      { at: since, inclusive: true },
+      { at: until, inclusive: true },
+      alias,
+      type,
+    );
+  },
+
+  /** A site's hits stamped between two bounds, of `type` or of any type, as HITS_BY_TYPE_TIME reads them. */
+  hitsStamped(
+    siteId: number,
+    from: TimeBound,
+    to: TimeBound,
+    alias = 'h',
+    type?: HitType,
+  ): Expression<SqlBool> {
     const ofType =
       type === undefined
         ? sql`${col(alias, 'type')} IN (${sql.join(HIT_TYPES.map((t) => sql.lit(t)))})`
         : sql`${col(alias, 'type')} = ${sql.lit(type)}`;
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${siteId} AND ${ofType} AND ${col(alias, 'ts')} >= ${since} AND ${col(alias, 'ts')} <= ${until})`;
+    const ts = col(alias, 'ts');
+    const after = from.inclusive ? sql`${ts} >= ${from.at}` : sql`${ts} > ${from.at}`;
+    const before = to.inclusive ? sql`${ts} <= ${to.at}` : sql`${ts} < ${to.at}`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${siteId} AND ${ofType} AND ${after} AND ${before})`;
+  },
+
+  /** The pageview rollup's rows of a site's quarter hours starting from `first` to `last`, both included. */
+  hitRollupBuckets(siteId: number, first: Date, last: Date, alias = 'r'): Expression<SqlBool> {
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${siteId} AND ${col(alias, 'bucket')} >= ${first} AND ${col(alias, 'bucket')} <= ${last})`;
   },
 };
