@@ -638,23 +638,11 @@ describe(AnalyticsController.name, () => {
       const site = await env.site({ timezone: 'UTC', members: [user] });
       const other = await env.site({ timezone: 'UTC', members: [user] });
       const at = (clock: string) => `2025-06-01T${clock}Z`;
-      const stamps = [
-        '12:00:00.000',
-        '12:03:00.000',
-        '12:07:30.000',
-        '12:07:30.001',
-        '12:10:00.000',
-        '12:14:59.999',
-      ]
-        .concat([
-          '12:15:00.000',
-          '12:22:00.000',
-          '12:29:59.999',
-          '12:30:00.000',
-          '12:37:00.000',
-          '12:44:59.999',
-        ])
-        .concat(['12:45:00.000', '12:45:00.000', '12:50:00.000', '12:59:59.999', '13:00:00.000']);
+      // Hour:minute:second.ms of each pageview: the first quarter hour's are also the windows' starts.
+      const firstQuarter = '12:00:00.000 12:03:00.000 12:07:30.000 12:07:30.001 12:10:00.000 12:14:59.999';
+      const rest =
+        '12:15:00.000 12:22:00.000 12:29:59.999 12:30:00.000 12:37:00.000 12:44:59.999 12:45:00.000';
+      const stamps = `${firstQuarter} ${rest} 12:45:00.000 12:50:00.000 12:59:59.999 13:00:00.000`.split(' ');
       const imported = await env.importHits([
         ...stamps.map((clock, n) => pageview(site, `w${n}`, at(clock), '/p')),
         event(site, 'w0', at('12:30:00.000'), 'ping'),
@@ -663,22 +651,8 @@ describe(AnalyticsController.name, () => {
       expect(imported.rejections).toEqual([]);
       const queries = app.get(RealtimeQueries);
 
-      const starts = [
-        '12:00:00.000',
-        '12:03:00.000',
-        '12:07:30.000',
-        '12:07:30.001',
-        '12:10:00.000',
-        '12:14:59.999',
-      ];
-      const ends = [
-        '12:29:59.999',
-        '12:30:00.000',
-        '12:37:00.000',
-        '12:44:59.999',
-        '12:45:00.000',
-        '12:50:00.000',
-      ];
+      const starts = firstQuarter.split(' ');
+      const ends = '12:29:59.999 12:30:00.000 12:37:00.000 12:44:59.999 12:45:00.000 12:50:00.000'.split(' ');
       for (const since of starts.map(at)) {
         for (const until of ends.map(at)) {
           const expected = stamps.map(at).filter((ts) => ts >= since && ts <= until).length;
