@@ -71,12 +71,13 @@ describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
     }
     expect(results.parity_ok).toBe(true);
     expect(results.engine.name).toBe(TEST_ENGINE);
-    // Realtime reads the live site, its window the big site's last half hour stamped to end now:
-    // one slice before its requests, one before its throughput run.
+    // Realtime reads the live site, its window the big site's busiest half hour (live.ndjson)
+    // stamped to end now: one slice before its requests, one before its throughput run.
     expect(results.ingest.live_slices).toHaveLength(2);
+    expect(results.dataset!.lines.live).toBeGreaterThan(0);
     for (const slice of results.ingest.live_slices!) {
       expect(slice).toMatchObject({ rejected: 0, interrupted: false });
-      expect(slice.lines).toBeGreaterThan(0);
+      expect(slice.lines).toBe(results.dataset!.lines.live);
       expect(Number(slice.imported) + Number(slice.duplicates)).toBe(slice.lines);
     }
     const realtime = results.endpoints.find((e) => e.target === 'realtime')!;

@@ -8,11 +8,14 @@
  * timestamps jittered within the hour (out of order), ~1 % of hits delivered 1–36 hours late,
  * ~0.2 % delivered twice (the importer must ignore the copy).
  *
- * Three files:
+ * Four files:
  * - `main.ndjson`: every hit delivered before the last hour (imported into empty tables);
  * - `hour.ndjson`: the hits delivered in the last hour (the "one more hour" for `aggregate`);
  * - `again.ndjson`: the hits delivered in the last 24 hours once more, as new hits (new hit,
- *   session and order ids): the import rate into tables that already hold the data.
+ *   session and order ids): the import rate into tables that already hold the data;
+ * - `live.ndjson`: the big site's hits stamped in its busiest half hour of the last week (the
+ *   first half of the hour its traffic shape weighs most), in delivery order: realtime's window
+ *   (writeLiveSlice), as busy whatever the time of day the dataset ends at.
  */
 import { createWriteStream, mkdirSync, WriteStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -50,11 +53,12 @@ export interface DatasetFiles {
   main: string;
   hour: string;
   again: string;
+  live: string;
 }
 
 export interface DatasetSummary {
   files: DatasetFiles;
-  lines: { main: number; hour: number; again: number };
+  lines: { main: number; hour: number; again: number; live: number };
   big_site: { sessions: number; pageviews: number; events: number; purchases: number; hits: number };
   small_sites: { sites: number; sessions: number; hits: number };
   late_hits: number;
@@ -327,7 +331,7 @@ export function siteProfiles(
 }
 
 /**
- * Writes the dataset's three files for `sites` (ids assigned) and returns what it wrote.
+ * Writes the dataset's four files for `sites` (ids assigned) and returns what it wrote.
  * Everything random comes from one seeded generator, consumed in a fixed order.
  */
 export async function writeDataset(options: DatasetOptions, sites: SiteProfile[]): Promise<DatasetSummary> {
@@ -338,14 +342,20 @@ export async function writeDataset(options: DatasetOptions, sites: SiteProfile[]
     main: path.join(options.dir, 'main.ndjson'),
     hour: path.join(options.dir, 'hour.ndjson'),
     again: path.join(options.dir, 'again.ndjson'),
+    live: path.join(options.dir, 'live.ndjson'),
   };
-  const out = { main: new Output(files.main), hour: new Output(files.hour), again: new Output(files.again) };
+  const out = {
+    main: new Output(files.main),
+    hour: new Output(files.hour),
+    again: new Output(files.again),
+    live: new Output(files.live),
+  };
   const end = Math.floor(options.now.getTime() / 60_000) * 60_000;
   const hours = DAYS * 24;
   const start = end - hours * HOUR_MS;
   const summary: DatasetSummary = {
     files,
-    lines: { main: 0, hour: 0, again: 0 },
+    lines: { main: 0, hour: 0, again: 0, live: 0 },
     big_site: { sessions: 0, pageviews: 0, events: 0, purchases: 0, hits: 0 },
     small_sites: { sites: sites.length - 1, sessions: 0, hits: 0 },
     late_hits: 0,
@@ -531,6 +541,13 @@ export async function writeDataset(options: DatasetOptions, sites: SiteProfile[]
     return copy;
   };
 
+  // The big site's busiest hour of the last week; its first LIVE_MINUTES are the live window.
+  const bigShape = shapeOf(sites[0].timezone);
+  let busiest = hours - WEEK_HOURS;
+  for (let h = busiest; h < hours; h++) if (bigShape[h] > bigShape[busiest]) busiest = h;
+  const liveFrom = start + busiest * HOUR_MS;
+  const liveTo = liveFrom + LIVE_MINUTES * 60_000;
+
   for (let h = 0; h < hours; h++) {
     const slot = start + h * HOUR_MS;
     for (const site of sites) {
@@ -546,11 +563,18 @@ export async function writeDataset(options: DatasetOptions, sites: SiteProfile[]
     for (const hit of due) {
       await target.write(`${JSON.stringify(hit.line)}\n`);
       if (repeat) await out.again.write(`${JSON.stringify(renamed(hit.line))}\n`);
+      if (hit.line.site_id === sites[0].id && hit.ts >= liveFrom && hit.ts < liveTo)
+        await out.live.write(`${JSON.stringify(hit.line)}\n`);
     }
     options.onHits?.(due.length);
   }
   for (const output of Object.values(out)) await output.end();
-  summary.lines = { main: out.main.lines, hour: out.hour.lines, again: out.again.lines };
+  summary.lines = {
+    main: out.main.lines,
+    hour: out.hour.lines,
+    again: out.again.lines,
+    live: out.live.lines,
+  };
   summary.seconds = (Date.now() - started) / 1000;
   return summary;
 }
@@ -560,8 +584,10 @@ function shippingCents(random: () => number): number {
   return random() < 0.33 ? 0 : 499;
 }
 
-/** How much of the dataset's last traffic a live slice holds: realtime's longest window. */
+/** How much traffic a live slice holds: realtime's longest window. */
 export const LIVE_MINUTES = 30;
+
+const WEEK_HOURS = 7 * 24;
 
 export interface LiveSlice {
   file: string;
@@ -571,18 +597,19 @@ export interface LiveSlice {
 /**
  * Realtime reads the hits of the last 30 minutes by the server's clock, and a run reaches its
  * realtime requests long after the dataset's `now` (at scale 1, after a ~20-minute backfill),
- * when that window is empty. A live slice is the big site's hits of the dataset's last
- * LIVE_MINUTES (from `hour.ndjson`, by their own ts), moved to the site `liveSiteId` and stamped
- * to end at `at`, with new hit, session and order ids (`tag`): imported just before realtime is
- * timed, the window holds as many hits as the big site's last half hour. A site of its own, so
- * that no other report reads them.
+ * when that window is empty. A live slice is the big site's last LIVE_MINUTES of hits in
+ * `sourceFile` (by their own ts: `live.ndjson`, its busiest half hour; `hour.ndjson` in a data
+ * directory written before there was one), moved to the site `liveSiteId` and stamped to end at
+ * `at`, with new hit, session and order ids (`tag`): imported just before realtime is timed,
+ * the window holds as many hits as the big site's busiest half hour. A site of its own, so that
+ * no other report reads them.
  */
 export async function writeLiveSlice(
-  hourFile: string,
+  sourceFile: string,
   dest: string,
   slice: { bigSiteId: number; liveSiteId: number; at: Date; tag: string },
 ): Promise<LiveSlice> {
-  const hits = (await readFile(hourFile, 'utf8'))
+  const hits = (await readFile(sourceFile, 'utf8'))
     .split('\n')
     .filter((line) => line !== '')
     .map((line) => JSON.parse(line) as Record<string, unknown>)

@@ -583,21 +583,23 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
     let liveSiteId = site.id;
     const siteOf = (endpoint: Endpoint) => (endpoint.target === 'realtime' ? liveSiteId : site.id);
 
-    // Realtime's window: before its requests and before its throughput run, the big site's last
-    // half hour again on a new live site, stamped to end now (writeLiveSlice). Without the hour
-    // file (a --reuse run without --data-dir) realtime reads the big site's empty window, and
-    // the run says so.
-    const hourFile = files?.hour ?? path.join(dataDir, 'hour.ndjson');
+    // Realtime's window: before its requests and before its throughput run, the big site's
+    // busiest half hour again on a new live site, stamped to end now (writeLiveSlice). A data
+    // directory written before there was a live file gives its last half hour instead, whose
+    // traffic follows the time of day the dataset ended at; without either (a --reuse run
+    // without --data-dir) realtime reads the big site's empty window. The run says which.
+    const liveFile = files?.live ?? path.join(dataDir, 'live.ndjson');
+    const sourceFile = existsSync(liveFile) ? liveFile : (files?.hour ?? path.join(dataDir, 'hour.ndjson'));
     const liveDir = path.join(tmpdir(), `${label}-live`);
     const goLive = async (): Promise<void> => {
-      if (!existsSync(hourFile)) {
-        log(`realtime: no ${hourFile} (pass --data-dir of the kept run); its window is empty`);
+      if (!existsSync(sourceFile)) {
+        log(`realtime: no ${sourceFile} (pass --data-dir of the kept run); its window is empty`);
         return;
       }
       mkdirSync(liveDir, { recursive: true });
       const n = (ingest.live_slices ?? []).length + 1;
       liveSiteId = await createLiveSite(store, userId, site, n);
-      const slice = await writeLiveSlice(hourFile, path.join(liveDir, `live-${n}.ndjson`), {
+      const slice = await writeLiveSlice(sourceFile, path.join(liveDir, `live-${n}.ndjson`), {
         bigSiteId: site.id,
         liveSiteId,
         at: new Date(),
@@ -606,7 +608,7 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
       const figures = importFigures(await cli(['import', slice.file], env, false));
       (ingest.live_slices ??= []).push(figures);
       log(
-        `realtime: the big site's last ${LIVE_MINUTES} minutes (${slice.lines} hits) on live site ${liveSiteId}, ending now`,
+        `realtime: ${LIVE_MINUTES} minutes of the big site (${slice.lines} hits of ${path.basename(sourceFile)}) on live site ${liveSiteId}, ending now`,
       );
     };
 
