@@ -13,8 +13,11 @@ import {
   GOAL_DAY_ROLLUP,
   refillDayRollups,
   refillPairDayRollups,
-  refillPathSpanRollups,
+  PATH_SPAN_ROLLUP,
+  refillSpanRollups,
   SESSION_BUCKET_DAY_ROLLUPS,
+  SESSION_SPAN_ROLLUP,
+  SpanRollup,
 } from '@app/stats/rollups/day-refill';
 import { event, pageview, purchase } from './support/hits';
 import { random } from './support/random';
@@ -306,29 +309,37 @@ describe('Rollup path = raw path (parity)', () => {
   });
 
   /**
-   * The entry and exit pages by blocks of 4, 16 and 64 site days, which the overview reads for
-   * the whole blocks of a range (March: three 4-day blocks and a 16-day block): `aggregate` keeps
-   * them from its day deltas, the migration sums them from the day rows, and both agree.
+   * The entry and exit pages, and the sessions of each attribute value, by blocks of 4, 16 and
+   * 64 site days, which the overview's lists read for the whole blocks of a range (March: three
+   * 4-day blocks and a 16-day block): `aggregate` keeps them from its day deltas, the migrations
+   * sum them from the day rows, and both agree.
    */
-  it('the path span rows aggregate keeps are the sums of the day rows the migration fills', async () => {
-    const spanRows = async () =>
-      plain(
-        await env.ds.query(
-          'SELECT * FROM session_path_span_rollups ORDER BY site_id, dimension, span, bucket, path_hash',
-        ),
-      ) as Array<{ span: number }>;
-    const kept = await spanRows();
-    expect(new Set(kept.map((r) => Number(r.span)))).toEqual(new Set([4, 16, 64]));
-    const runner = env.ds.createQueryRunner();
-    try {
-      await env.ds.query('DELETE FROM session_path_span_rollups');
-      expect(await spanRows()).toEqual([]);
-      await refillPathSpanRollups(runner, { dialect: env.dialect });
-    } finally {
-      await runner.release();
-    }
-    expect(await spanRows()).toEqual(kept);
-  });
+  it.each([
+    ['path', PATH_SPAN_ROLLUP],
+    ['attribute', SESSION_SPAN_ROLLUP],
+  ])(
+    'the %s span rows aggregate keeps are the sums of the day rows the migration fills',
+    async (_, rollup: SpanRollup) => {
+      const spanRows = async () =>
+        plain(
+          await env.ds.query(
+            `SELECT * FROM ${rollup.span} ORDER BY site_id, span, bucket, ${rollup.keys.join(', ')}`,
+          ),
+        ) as Array<{ span: number }>;
+      const kept = await spanRows();
+      expect(new Set(kept.map((r) => Number(r.span)))).toEqual(new Set([4, 16, 64]));
+      const runner = env.ds.createQueryRunner();
+      try {
+        await env.ds.query(`DELETE FROM ${rollup.span}`);
+        expect(await spanRows()).toEqual([]);
+        await refillSpanRollups(runner, { dialect: env.dialect, rollup });
+      } finally {
+        await runner.release();
+      }
+      expect(await spanRows()).toEqual(kept);
+    },
+  );
+
   /**
    * The sessions of one attribute's values by another attribute and by entry and exit page, by
    * site day, which the overview's lists read under conditions on one attribute: `aggregate`

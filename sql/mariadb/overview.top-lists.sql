@@ -2,18 +2,34 @@
 -- parameters:
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
---   $3 = 2026-04-02T22:00:00.000Z
---   $4 = 7
---   $5 = 2026-03-19T23:00:00.000Z
---   $6 = 2026-04-02T22:00:00.000Z
---   $7 = 7
---   $8 = 2026-03-19T23:00:00.000Z
---   $9 = 2026-04-02T22:00:00.000Z
---   $10 = 7
---   $11 = 2026-03-19T23:00:00.000Z
---   $12 = 2026-04-02T22:00:00.000Z
---   $13 = 10
---   $14 = 10
+--   $3 = 2026-03-31T22:00:00.000Z
+--   $4 = 4
+--   $5 = 7
+--   $6 = 2026-03-31T22:00:00.000Z
+--   $7 = 2026-04-02T22:00:00.000Z
+--   $8 = 7
+--   $9 = 2026-03-19T23:00:00.000Z
+--   $10 = 2026-03-31T22:00:00.000Z
+--   $11 = 4
+--   $12 = 7
+--   $13 = 2026-03-31T22:00:00.000Z
+--   $14 = 2026-04-02T22:00:00.000Z
+--   $15 = 7
+--   $16 = 2026-03-19T23:00:00.000Z
+--   $17 = 2026-03-31T22:00:00.000Z
+--   $18 = 4
+--   $19 = 7
+--   $20 = 2026-03-31T22:00:00.000Z
+--   $21 = 2026-04-02T22:00:00.000Z
+--   $22 = 7
+--   $23 = 2026-03-19T23:00:00.000Z
+--   $24 = 2026-03-31T22:00:00.000Z
+--   $25 = 4
+--   $26 = 7
+--   $27 = 2026-03-31T22:00:00.000Z
+--   $28 = 2026-04-02T22:00:00.000Z
+--   $29 = 10
+--   $30 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -63,6 +79,20 @@ FROM
                       `r`.`value`,
                       `r`.`sessions`
                     FROM
+                      `session_span_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'channel'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                      AND `r`.`span` = ?
+                    UNION ALL
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
                       `session_day_rollups` AS `r`
                     WHERE
                       (
@@ -82,6 +112,20 @@ FROM
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_span_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'source'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                      AND `r`.`span` = ?
+                    UNION ALL
                     SELECT
                       `r`.`value`,
                       `r`.`sessions`
@@ -109,6 +153,20 @@ FROM
                       `r`.`value`,
                       `r`.`sessions`
                     FROM
+                      `session_span_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'country'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                      AND `r`.`span` = ?
+                    UNION ALL
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
                       `session_day_rollups` AS `r`
                     WHERE
                       (
@@ -128,6 +186,20 @@ FROM
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (
+                    SELECT
+                      `r`.`value`,
+                      `r`.`sessions`
+                    FROM
+                      `session_span_rollups` AS `r`
+                    WHERE
+                      (
+                        `r`.`site_id` = ?
+                        AND `r`.`dimension` = 'device'
+                        AND `r`.`bucket` >= ?
+                        AND `r`.`bucket` < ?
+                      )
+                      AND `r`.`span` = ?
+                    UNION ALL
                     SELECT
                       `r`.`value`,
                       `r`.`sessions`

@@ -359,6 +359,13 @@ export interface StatsDatabase {
   session_path_day_rollups: SessionPathRollupsTable;
   /** session_path_day_rollups by aligned blocks of `span` site days (migration 1766600000000). */
   session_path_span_rollups: SessionPathRollupsTable & { span: number };
+  /** The sessions of session_day_rollups by aligned blocks of `span` site days (migration 1767300000000). */
+  session_span_rollups: Pick<
+    SessionRollupsTable,
+    'site_id' | 'dimension' | 'bucket' | 'value' | 'sessions'
+  > & {
+    span: number;
+  };
   visitor_first_rollups: VisitorFirstRollupsTable;
   visitor_sketches: VisitorSketchesTable;
   visitor_value_sketches: VisitorValueSketchesTable;

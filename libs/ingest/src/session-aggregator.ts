@@ -53,7 +53,7 @@ import {
 } from './session-bucket-rollup-builder';
 import { sketchChanges, VisitorSketchBuilder } from './visitor-sketch-builder';
 import { earliestStarts } from './first-sessions';
-import { daySpanBucket, PathSpanDelta, pathSpanDeltas } from '@app/stats/rollups/day-split';
+import { daySpanBucket, SpanDelta, spanDeltas } from '@app/stats/rollups/day-split';
 
 export const AGGREGATE_CHUNK = 2000;
 
@@ -302,15 +302,24 @@ export class SessionAggregator {
     const { siteId, before, after, dayOf: localDay } = part;
     await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
     await this.applyPathRollupDeltas(em, siteId, pathRollupDeltas(before, after));
-    await this.applyRollupDeltas(
+    const days = sessionRollupDeltas(before, after, localDay);
+    await this.applyRollupDeltas(em, siteId, days, 'session_day_rollups');
+    await this.applySpanRollupDeltas(
       em,
       siteId,
-      sessionRollupDeltas(before, after, localDay),
-      'session_day_rollups',
+      spanDeltas(
+        days.map(({ bucket, dimension, value, sessions }) => ({ bucket, dimension, value, sessions })),
+        this.daySpansOf(siteId),
+        (d) => `${d.dimension}\u0000${d.value}`,
+      ),
     );
     const pathDays = pathRollupDeltas(before, after, localDay);
     await this.applyPathRollupDeltas(em, siteId, pathDays, 'session_path_day_rollups');
-    await this.applyPathSpanRollupDeltas(em, siteId, pathSpanDeltas(pathDays, this.daySpansOf(siteId)));
+    await this.applyPathSpanRollupDeltas(
+      em,
+      siteId,
+      spanDeltas(pathDays, this.daySpansOf(siteId), (d) => `${d.dimension}\u0000${d.path}`),
+    );
     await this.applyAttributeRollupDeltas(em, siteId, attributeRollupDeltas(before, after));
     await this.applyAttributeRollupDeltas(
       em,
@@ -561,7 +570,7 @@ export class SessionAggregator {
   private applyPathSpanRollupDeltas(
     em: EntityManager,
     siteId: number,
-    deltas: PathSpanDelta[],
+    deltas: Array<SpanDelta<PathRollupDelta>>,
   ): Promise<void> {
     return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
       table: 'session_path_span_rollups',
@@ -569,6 +578,23 @@ export class SessionAggregator {
       sums: ['sessions'],
       identity: ['dimension', 'span', 'bucket', 'path_hash'],
       keyValues: (r) => [r.dimension, r.span, r.bucket, md5(r.path), r.path],
+      sumValues: (r) => [r.sessions],
+      count: SESSIONS_COUNT,
+    });
+  }
+
+  /** Sessions by attribute value by blocks of site days (session_span_rollups). */
+  private applySpanRollupDeltas(
+    em: EntityManager,
+    siteId: number,
+    deltas: Array<SpanDelta<Pick<RollupDelta, 'bucket' | 'dimension' | 'value' | 'sessions'>>>,
+  ): Promise<void> {
+    return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
+      table: 'session_span_rollups',
+      keys: ['dimension', 'span', 'bucket', 'value'],
+      sums: ['sessions'],
+      identity: ['dimension', 'span', 'bucket', 'value'],
+      keyValues: (r) => [r.dimension, r.span, r.bucket, r.value],
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { refillPathSpanRollups } from '@app/stats/rollups/day-refill';
+import { PATH_SPAN_ROLLUP, refillSpanRollups } from '@app/stats/rollups/day-refill';
 import { sqliteDialect as dialect } from '../sqlite/sqlite-dialect';
 
 /** The SQLite form of MariaDB's PathSpanRollups1766600000000 (libs/db/src/migrations). */
@@ -17,7 +17,7 @@ export class SqlitePathSpanRollups1766600000000 implements MigrationInterface {
       sessions INTEGER NOT NULL,
       PRIMARY KEY (site_id, dimension, span, bucket, path_hash)
     ) WITHOUT ROWID`);
-    await refillPathSpanRollups(q, { dialect });
+    await refillSpanRollups(q, { dialect, rollup: PATH_SPAN_ROLLUP });
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -20,6 +20,7 @@ import { SqliteHitsBySessionEngagement1766900000000 } from './1766900000000-hits
 import { SqliteHitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
 import { SqliteSketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 import { SqliteGoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
+import { SqliteSessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -44,4 +45,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteHitsWithoutSiteTs1767000000000,
   SqliteSketchAdditions1767100000000,
   SqliteGoalDayRollups1767200000000,
+  SqliteSessionSpanRollups1767300000000,
 ];

@@ -391,6 +391,20 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  session_span_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'dimension TEXT',
+      'span INTEGER',
+      'bucket DATETIME',
+      'value TEXT',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'dimension', 'span', 'bucket', 'value'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_path_day_rollups: {
     columns: [
       'site_id INTEGER',

@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { dialectForServerVersion } from '../dialect';
-import { refillPathSpanRollups } from '@app/stats/rollups/day-refill';
+import { PATH_SPAN_ROLLUP, refillSpanRollups } from '@app/stats/rollups/day-refill';
 
 /**
  * Entry and exit pages by blocks of 4, 16 and 64 site days (daySpanParts). The overview's two
@@ -26,7 +26,7 @@ export class PathSpanRollups1766600000000 implements MigrationInterface {
       sessions INT NOT NULL,
       PRIMARY KEY (site_id, dimension, span, bucket, path_hash)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${dialect.exactCollation}`);
-    await refillPathSpanRollups(q, { dialect });
+    await refillSpanRollups(q, { dialect, rollup: PATH_SPAN_ROLLUP });
   }
 
   async down(q: QueryRunner): Promise<void> {

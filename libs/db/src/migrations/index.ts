@@ -29,6 +29,7 @@ import { HitsBySessionEngagement1766900000000 } from './1766900000000-hits-by-se
 import { HitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-site-ts';
 import { SketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 import { GoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
+import { SessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -62,4 +63,5 @@ export const MIGRATIONS = [
   HitsWithoutSiteTs1767000000000,
   SketchAdditions1767100000000,
   GoalDayRollups1767200000000,
+  SessionSpanRollups1767300000000,
 ];

@@ -193,20 +193,46 @@ export async function refillEventDayRollups(
   );
 }
 
+/** A span rollup (rows by aligned blocks of DAY_SPANS site days) and the day rollup it sums. */
+export interface SpanRollup {
+  day: string;
+  span: string;
+  /** Key columns after site_id, span and bucket. */
+  keys: readonly string[];
+  /** Columns that follow the key (one value per key). */
+  texts: readonly string[];
+}
+
+/** Entry and exit pages by blocks of days (migration 1766600000000). */
+export const PATH_SPAN_ROLLUP: SpanRollup = {
+  day: 'session_path_day_rollups',
+  span: 'session_path_span_rollups',
+  keys: ['dimension', 'path_hash'],
+  texts: ['path'],
+};
+
+/** Sessions by attribute value by blocks of days (migration 1767300000000). */
+export const SESSION_SPAN_ROLLUP: SpanRollup = {
+  day: 'session_day_rollups',
+  span: 'session_span_rollups',
+  keys: ['dimension', 'value'],
+  texts: [],
+};
+
 /**
- * Re-fills session_path_span_rollups (migration 1766600000000) from session_path_day_rollups: per
- * site, list and span of DAY_SPANS, the day rows of each block summed (daySpanBucket's blocks),
- * over a TEMPORARY table of the blocks that cover each site's day rows.
+ * Re-fills a span rollup from its day rollup's sessions: per site, key and span of DAY_SPANS,
+ * the day rows of each block summed (daySpanBucket's blocks), over a TEMPORARY table of the
+ * blocks that cover each site's day rows.
  */
-export async function refillPathSpanRollups(
+export async function refillSpanRollups(
   q: Queryable,
-  { dialect }: { dialect: SqlDialect },
+  { dialect, rollup }: { dialect: SqlDialect; rollup: SpanRollup },
 ): Promise<void> {
   const spans = (await q.query(
     `SELECT s.id AS site_id, s.timezone AS timezone, MIN(r.bucket) AS first, MAX(r.bucket) AS last
-     FROM sites s JOIN session_path_day_rollups r ON r.site_id = s.id GROUP BY s.id, s.timezone`,
+     FROM sites s JOIN ${rollup.day} r ON r.site_id = s.id GROUP BY s.id, s.timezone`,
   )) as SiteSpan[];
-  await q.query('DELETE FROM session_path_span_rollups');
+  await q.query(`DELETE FROM ${rollup.span}`);
   if (spans.length === 0) return;
   await q.query(
     'CREATE TEMPORARY TABLE site_blocks (site_id INT NOT NULL, span INT NOT NULL, block_start DATETIME NOT NULL, block_end DATETIME NOT NULL, PRIMARY KEY (site_id, span, block_start))',
@@ -234,12 +260,13 @@ export async function refillPathSpanRollups(
         );
       }
     }
+    const keys = rollup.keys.map((k) => `r.${k}`);
     await q.query(
-      `INSERT INTO session_path_span_rollups (site_id, dimension, span, bucket, path_hash, path, sessions)
-       SELECT r.site_id, r.dimension, b.span, b.block_start, r.path_hash, MIN(r.path), SUM(r.sessions)
-       FROM session_path_day_rollups r JOIN site_blocks b
+      `INSERT INTO ${rollup.span} (site_id, span, bucket, ${[...rollup.keys, ...rollup.texts, 'sessions'].join(', ')})
+       SELECT r.site_id, b.span, b.block_start, ${[...keys, ...rollup.texts.map((t) => `MIN(r.${t})`)].join(', ')}, SUM(r.sessions)
+       FROM ${rollup.day} r JOIN site_blocks b
          ON b.site_id = r.site_id AND r.bucket >= b.block_start AND r.bucket < b.block_end
-       GROUP BY r.site_id, r.dimension, b.span, b.block_start, r.path_hash`,
+       GROUP BY r.site_id, b.span, b.block_start, ${keys.join(', ')}`,
     );
   } finally {
     await q.query(

@@ -7,7 +7,7 @@ import {
   resolveRange,
 } from '../date-range';
 import type { StatsQuery } from '../query/stats-query';
-import { daySpanBucket, daySpanParts, rollupParts } from './day-split';
+import { daySpanBucket, daySpanParts, rollupParts, spanDeltas } from './day-split';
 import { localDayBucket } from './session-rollup';
 
 const query = (siteZone: string, from: string, to: string, timezone?: string): StatsQuery => ({
@@ -134,5 +134,38 @@ describe('daySpanParts: whole site days as aligned blocks', () => {
     const block = daySpanBucket('America/New_York', 16);
     expect(block(new Date('2026-03-20T04:00:00Z')).toISOString()).toBe('2026-03-16T04:00:00.000Z');
     expect(block(new Date('2026-03-15T04:00:00Z')).toISOString()).toBe('2026-02-28T05:00:00.000Z');
+  });
+
+  it('sums the day changes of a key into each block of each span that holds them, and drops blocks left unchanged', () => {
+    const zone = 'America/New_York';
+    const blockOf = (span: number) => daySpanBucket(zone, span);
+    // 2026-03-15 and 2026-03-16 are in different 4- and 16-day blocks, in the same 64-day one.
+    const mar15 = new Date('2026-03-15T04:00:00Z');
+    const mar16 = new Date('2026-03-16T04:00:00Z');
+    const days = [
+      { bucket: mar15, key: 'source\u0000google', sessions: 2 },
+      { bucket: mar16, key: 'source\u0000google', sessions: -2 },
+      { bucket: mar16, key: 'source\u0000google', sessions: 5 },
+      { bucket: mar16, key: 'source\u0000bing', sessions: 1 },
+    ];
+    const rows = spanDeltas(days, blockOf, (d) => d.key)
+      .map((r) => [r.span, r.bucket.toISOString(), r.key, r.sessions])
+      .sort((a, b) => String(a).localeCompare(String(b)));
+    const block = (span: number, day: Date) => blockOf(span)(day).toISOString();
+    expect(rows).toEqual(
+      [
+        [4, block(4, mar15), 'source\u0000google', 2],
+        [4, block(4, mar16), 'source\u0000google', 3],
+        [4, block(4, mar16), 'source\u0000bing', 1],
+        [16, block(16, mar15), 'source\u0000google', 2],
+        [16, block(16, mar16), 'source\u0000google', 3],
+        [16, block(16, mar16), 'source\u0000bing', 1],
+        [64, block(64, mar16), 'source\u0000google', 5],
+        [64, block(64, mar16), 'source\u0000bing', 1],
+      ].sort((a, b) => String(a).localeCompare(String(b))),
+    );
+    expect(block(64, mar15)).toBe(block(64, mar16));
+    // A change that nets to nothing in a block leaves no row.
+    expect(spanDeltas([days[0], { ...days[0], sessions: -2 }], blockOf, (d) => d.key)).toEqual([]);
   });
 });

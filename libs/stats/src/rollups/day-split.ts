@@ -6,7 +6,7 @@ import {
   type Bucket,
 } from '../date-range';
 import type { StatsQuery } from '../query/stats-query';
-import { PathRollupDelta, ROLLUP_BUCKET_MS } from './session-rollup';
+import { ROLLUP_BUCKET_MS } from './session-rollup';
 
 /** One part of a range total read from a rollup kept at two grains. */
 export interface RollupPart<T extends string> {
@@ -78,9 +78,9 @@ export function unionAllOf<Q extends { unionAll(other: any): Q }>(parts: readonl
 }
 
 /**
- * The spans of the path span rollups (session_path_span_rollups), in site days, largest first:
- * a block of `span` days starts on a local day whose number (days since 1970-01-01) is a
- * multiple of `span`.
+ * The spans of the span rollups (session_path_span_rollups, session_span_rollups), in site
+ * days, largest first: a block of `span` days starts on a local day whose number (days since
+ * 1970-01-01) is a multiple of `span`.
  */
 export const DAY_SPANS = [64, 16, 4] as const;
 
@@ -127,26 +127,25 @@ export function daySpanBucket(zone: string, span: number): (dayStart: Date) => D
   };
 }
 
-/** A session_path_span_rollups change: sessions of a path in a block of `span` site days. */
-export interface PathSpanDelta extends PathRollupDelta {
-  span: number;
-}
+/** A span rollup's change: the sessions of a key in a block of `span` site days (its first day's start). */
+export type SpanDelta<D> = D & { span: number };
 
 /**
- * The path day rollup's changes (buckets: site days) by the blocks of every span of DAY_SPANS
- * that hold them (`blockOf(span)`: daySpanBucket of the site's zone), rows left with no change
- * dropped.
+ * A day rollup's changes of sessions (buckets: site days) by the blocks of every span of
+ * DAY_SPANS that hold them (`blockOf(span)`: daySpanBucket of the site's zone), summed per
+ * block and `keyOf` (the row's key but its bucket), rows left with no change dropped.
  */
-export function pathSpanDeltas(
-  days: readonly PathRollupDelta[],
+export function spanDeltas<D extends { bucket: Date; sessions: number }>(
+  days: readonly D[],
   blockOf: (span: number) => (dayStart: Date) => Date,
-): PathSpanDelta[] {
-  const blocks = new Map<string, PathSpanDelta>();
+  keyOf: (day: D) => string,
+): Array<SpanDelta<D>> {
+  const blocks = new Map<string, SpanDelta<D>>();
   for (const span of DAY_SPANS) {
     const of = blockOf(span);
     for (const d of days) {
       const bucket = of(d.bucket);
-      const key = `${span}\u0000${bucket.getTime()}\u0000${d.dimension}\u0000${d.path}`;
+      const key = `${span}\u0000${bucket.getTime()}\u0000${keyOf(d)}`;
       const block = blocks.get(key) ?? { ...d, bucket, span, sessions: 0 };
       block.sessions += d.sessions;
       blocks.set(key, block);
