@@ -679,6 +679,75 @@ describe(AnalyticsController.name, () => {
       expect(await queries.pageviewCount(toNext)).toBe(5);
     });
 
+    /**
+     * Active visitors and pages read `live_hits`: `import` keeps the hits stamped within the last
+     * hour of its clock (and later), each import first deletes the older ones, and the migration
+     * that creates the table fills it from the hits of the last hour.
+     */
+    it("keeps the last hour's hits for the 5-minute window: import adds and prunes them, the migration fills them", async () => {
+      const site = await env.site({ timezone: 'UTC', members: [user] });
+      const now = Date.now();
+      const ago = (minutes: number) => new Date(now - minutes * 60_000).toISOString();
+      // Two paths alike in their first 300 characters: grouped by the whole path's hash, apart.
+      const long = `/${'x'.repeat(300)}`;
+      const hits = [
+        pageview(site, 'k1', ago(120), '/two-hours-ago', { visitor_id: 'kv1' }),
+        pageview(site, 'k2', ago(61), '/an-hour-ago', { visitor_id: 'kv2' }),
+        pageview(site, 'k3', ago(59), '/recent', { visitor_id: 'kv3' }),
+        pageview(site, 'k4', ago(2), `${long}/a`, { visitor_id: 'kv4' }),
+        pageview(site, 'k4', ago(1), `${long}/b`, { visitor_id: 'kv4' }),
+        pageview(site, 'k5', ago(1), `${long}/b`, { visitor_id: 'kv5' }),
+        event(site, 'k6', ago(3), 'signup', { visitor_id: 'kv6' }),
+        // Stamped a minute ahead of the clock: kept, and not current yet.
+        pageview(site, 'k7', ago(-1), '/ahead', { visitor_id: 'kv7' }),
+      ];
+      expect((await env.importHits(hits)).rejections).toEqual([]);
+      const idsOf = (list: Array<{ id: string }>) => list.map((h) => h.id).sort();
+      const recent = idsOf(hits.slice(2));
+      const kept = async () => {
+        const rows = await env.ds.query<Array<{ hit_id: string }>>(
+          'SELECT hit_id FROM live_hits WHERE site_id = ?',
+          [site],
+        );
+        return rows.map((r) => r.hit_id).sort();
+      };
+      expect(await kept()).toEqual(recent);
+
+      const { data } = await ok(site, 'realtime');
+      // Last 5 minutes: kv4 (−2, −1), kv5 (−1), kv6's event (−3); kv7's pageview is not current yet.
+      expect(data.active_visitors).toBe(3);
+      expect(data.top_pages).toEqual([
+        { value: `${long}/b`, active_visitors: 2 },
+        { value: `${long}/a`, active_visitors: 1 },
+      ]);
+
+      // A row older than an hour (as an import of two hours ago left it) goes at the next import.
+      await env.ds.query(
+        "INSERT INTO live_hits (site_id, ts, hit_id, type, visitor_id, path_hash, path) VALUES (?, ?, 'stale', 'pageview', 'kv0', NULL, '/')",
+        [site, new Date(now - 120 * 60_000)],
+      );
+      expect(await kept()).toEqual([...recent, 'stale'].sort());
+      const next = pageview(site, 'k8', ago(0.5), '/next', { visitor_id: 'kv8' });
+      expect((await env.importHits([next])).rejections).toEqual([]);
+      const now8 = idsOf([...hits.slice(2), next]);
+      expect(await kept()).toEqual(now8);
+
+      // The migration again: it fills the table from the hits of the last hour.
+      const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
+      const index = order.findIndex((name) => /LiveHits1767400000000$/.test(name));
+      expect(index).toBeGreaterThan(0);
+      for (let i = index; i < order.length; i++) await env.ds.undoLastMigration();
+      await env.ds.runMigrations();
+      await env.grantApiAccount();
+      expect(await kept()).toEqual(now8);
+      // Ties by path, in binary order: '/next' before '/xxx…/a'.
+      expect((await ok(site, 'realtime')).data.top_pages).toEqual([
+        { value: `${long}/b`, active_visitors: 2 },
+        { value: '/next', active_visitors: 1 },
+        { value: `${long}/a`, active_visitors: 1 },
+      ]);
+    });
+
     it('is empty for a site without recent hits', async () => {
       const { data } = await ok(shop, 'realtime');
 

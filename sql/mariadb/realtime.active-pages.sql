@@ -3,23 +3,57 @@
 --   $1 = 7
 --   $2 = 2026-04-02T11:30:00.000Z
 --   $3 = 2026-04-02T12:00:00.000Z
---   $4 = 10
+--   $4 = 1
+--   $5 = 7
+--   $6 = 2026-04-02T11:30:00.000Z
+--   $7 = 2026-04-02T12:00:00.000Z
+--   $8 = 10
+--   $9 = 10
 SELECT
-  h.path AS `value`,
-  COUNT(DISTINCT `h`.`visitor_id`) AS `active_visitors`
-FROM
-  `hits` AS `h`
-WHERE
   (
-    `h`.`site_id` = ?
-    AND `h`.`type` = 'pageview'
-    AND `h`.`ts` >= ?
-    AND `h`.`ts` <= ?
-  )
-GROUP BY
-  `h`.`path`
+    (
+      SELECT
+        `n`.`path`
+      FROM
+        `live_hits` AS `n`
+      WHERE
+        (
+          `n`.`site_id` = ?
+          AND `n`.`ts` >= ?
+          AND `n`.`ts` <= ?
+          AND `n`.`type` = 'pageview'
+        )
+        AND `n`.`path_hash` = `c`.`path_hash`
+      LIMIT
+        ?
+    )
+  ) AS `value`,
+  `c`.`active_visitors`
+FROM
+  (
+    SELECT
+      `h`.`path_hash`,
+      COUNT(DISTINCT `h`.`visitor_id`) AS `active_visitors`,
+      RANK() OVER (
+        ORDER BY
+          COUNT(DISTINCT `h`.`visitor_id`) DESC
+      ) AS `by_visitors`
+    FROM
+      `live_hits` AS `h`
+    WHERE
+      (
+        `h`.`site_id` = ?
+        AND `h`.`ts` >= ?
+        AND `h`.`ts` <= ?
+        AND `h`.`type` = 'pageview'
+      )
+    GROUP BY
+      `h`.`path_hash`
+  ) AS `c`
+WHERE
+  `c`.`by_visitors` <= ?
 ORDER BY
-  `active_visitors` DESC,
+  `c`.`active_visitors` DESC,
   `value` ASC
 LIMIT
   ?;

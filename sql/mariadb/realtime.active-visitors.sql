@@ -4,13 +4,12 @@
 --   $2 = 2026-04-02T11:30:00.000Z
 --   $3 = 2026-04-02T12:00:00.000Z
 SELECT
-  COUNT(DISTINCT `h`.`visitor_id`) AS n
+  COUNT(DISTINCT `h`.`visitor_id`) AS `n`
 FROM
-  hits h FORCE INDEX (ix_hits_site_type_ts)
+  `live_hits` AS `h`
 WHERE
   (
     `h`.`site_id` = ?
-    AND `h`.`type` IN ('pageview', 'event', 'purchase')
     AND `h`.`ts` >= ?
     AND `h`.`ts` <= ?
   );

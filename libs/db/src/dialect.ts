@@ -99,6 +99,8 @@ export interface SqlDialect {
   upsertAddSelect(table: string, keys: readonly string[], sums: readonly string[], select: string): string;
   /** The start of the 15-minute UTC bucket holding a DATETIME expression (no time-zone tables). */
   floorToQuarterHour(datetime: string): string;
+  /** The 16-byte MD5 of a text expression's UTF-8 (NULL stays NULL), as md5() gives it in Node. */
+  md5Bytes(text: string): string;
   /** The start of the UTC day holding a DATETIME expression. */
   floorToUtcDay(datetime: string): string;
   /** A SELECT that locks the rows it reads until the transaction ends. */
@@ -303,6 +305,10 @@ class MysqlFamilyDialect implements SqlDialect {
       `INSERT INTO ${table} (${[...keys, ...sums].join(',')}) ${select} ` +
       `ON DUPLICATE KEY UPDATE ${sums.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
     );
+  }
+
+  md5Bytes(text: string): string {
+    return `UNHEX(MD5(${text}))`;
   }
 
   floorToQuarterHour(datetime: string): string {

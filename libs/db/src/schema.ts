@@ -110,6 +110,17 @@ export interface SiteDataVersionsTable {
   changed_at: Date;
 }
 
+/** The hits of the last hour, for realtime's 5-minute window (migration 1767400000000). */
+export interface LiveHitsTable {
+  site_id: number;
+  ts: Date;
+  hit_id: string;
+  type: 'pageview' | 'event' | 'purchase';
+  visitor_id: string;
+  path_hash: Buffer | null;
+  path: string | null;
+}
+
 export interface SessionRollupsTable {
   site_id: number;
   dimension: 'channel' | 'source' | 'country' | 'device' | 'browser';
@@ -373,6 +384,7 @@ export interface StatsDatabase {
   dirty_sketch_sessions: DirtySketchSessionsTable;
   session_path_rollups: SessionPathRollupsTable;
   hit_rollups: HitRollupsTable;
+  live_hits: LiveHitsTable;
   session_rollups: SessionRollupsTable;
   session_attribute_rollups: SessionAttributeRollupsTable;
   /** session_attribute_rollups by the site's local day (migrations 1766300000000, 1766400000000). */

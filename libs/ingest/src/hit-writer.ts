@@ -1,4 +1,5 @@
 import { parameterRows, SqlDialect } from '@app/db';
+import { copyToLiveHits, liveHitsCutoff } from '@app/stats/rollups/live-hits';
 import { addToOrderRollup, ORDER_ROLLUP_COLUMNS, OrderRollupTable } from '@app/stats/rollups/order-rollup';
 import { pageviewMetrics, SCROLL_DEPTH_BUCKETS, scrollDepthCounts } from '@app/stats/sql/metrics';
 import { Expression, SqlBool, sql } from 'kysely';
@@ -326,30 +327,54 @@ async function addToHitRollups(em: EntityManager, dialect: SqlDialect, pageviews
   const bucket = sql.raw<Date>(dialect.floorToQuarterHour('h.ts'));
   // Aliases other than the rollup's column names: ON DUPLICATE KEY UPDATE must not see them.
   const sums = [m.pageviews, m.timedPageviews, m.timeOnPageSum, ...scrollDepthCounts('h')];
-  const add = async (rows: Expression<SqlBool>) => {
+  for (const rows of batchRows(pageviews, stored)) {
     const select = dialect.builder
       .selectFrom('hits as h')
       .select(['h.site_id', bucket.as('b'), ...sums.map((sum, n) => sum.as(`v${n}`))])
-      .where(rows)
+      .where(sql<SqlBool>`${rows} AND ${sql.ref('h.type')} = 'pageview'`)
       .groupBy(['h.site_id', bucket])
       .compile();
     await em.query(
       dialect.upsertAddSelect('hit_rollups', ['site_id', 'bucket'], HIT_ROLLUP_SUMS, select.sql),
       [...select.parameters],
     );
-  };
-  if (pageviews.length === 0) return;
+  }
+}
+
+/**
+ * Copies the batch's hits stamped within the last hour (`now` the importer's clock) into
+ * `live_hits`, on the database: nothing to do for the hits of an old file.
+ */
+async function addToLiveHits(
+  em: EntityManager,
+  dialect: SqlDialect,
+  fresh: Hit[],
+  stored: SeqRange[],
+  now: Date,
+) {
+  const cutoff = liveHitsCutoff(now);
+  const recent = fresh.filter((h) => h.ts >= cutoff);
+  for (const rows of batchRows(recent, stored)) {
+    await copyToLiveHits(em, dialect, sql`${rows}`.compile(dialect.builder), cutoff);
+  }
+}
+
+/**
+ * Conditions over `hits h` that select the batch's own rows among `hits` (none when `hits` is
+ * empty): by the seq ranges it stored, every hit it stored, by primary key; or by the hits' ids.
+ */
+function batchRows(hits: Hit[], stored: SeqRange[]): Array<Expression<SqlBool>> {
+  if (hits.length === 0) return [];
   if (stored.length > 0) {
-    // The batch's own rows, by primary key: every hit it stored, so the pageviews among them.
-    return add(
+    return [
       sql<SqlBool>`(${sql.join(
         stored.map(([first, last]) => sql`${sql.ref('h.seq')} BETWEEN ${first} AND ${last}`),
         sql` OR `,
-      )}) AND ${sql.ref('h.type')} = 'pageview'`,
-    );
+      )})`,
+    ];
   }
-  const ids = new Map([...groupBySite(pageviews)].map(([siteId, hits]) => [siteId, hits.map((h) => h.id)]));
-  for (const part of partsOf(ids, ROLLUP_IDS_PER_STATEMENT)) await add(siteValuesIn('h', 'hit_id', part));
+  const ids = new Map([...groupBySite(hits)].map(([siteId, list]) => [siteId, list.map((h) => h.id)]));
+  return [...partsOf(ids, ROLLUP_IDS_PER_STATEMENT)].map((part) => siteValuesIn('h', 'hit_id', part));
 }
 
 const ROLLUP_IDS_PER_STATEMENT = MAX_IN_LIST;
@@ -375,8 +400,9 @@ async function addToOrderRollups(em: EntityManager, dialect: SqlDialect, orderRo
 /**
  * Writes one batch of validated hits inside the caller's transaction: the hits not stored
  * yet (idempotent on `(site_id, id)`), the orders they open (first imported hit wins), their
- * items, what both add to the rollups kept at import (hit, order and item rollups), and the
- * aggregation queue entries of their sessions. All of it or none of it.
+ * items, what both add to the rollups kept at import (hit, order and item rollups), the recent
+ * ones' rows of `live_hits`, and the aggregation queue entries of their sessions. All of it or
+ * none of it.
  */
 export async function writeHitBatch(
   em: EntityManager,
@@ -464,6 +490,7 @@ export async function writeHitBatch(
     fresh.filter((h) => h.type === 'pageview'),
     stored,
   );
+  await addToLiveHits(em, dialect, fresh, stored, now);
 
   return {
     inserted: fresh.length,

@@ -1,4 +1,5 @@
 import { bumpDataVersions, isRefusedRowError, refusalReason, Sql } from '@app/db';
+import { pruneLiveHits } from '@app/stats/rollups/live-hits';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Readable } from 'node:stream';
@@ -100,6 +101,8 @@ export class HitImporter {
     this.stopRequested = false;
     const sites = await this.siteDirectory();
     const blocks = await seqBlocksOf(this.ds.manager, this.sql.dialect);
+    // The hits realtime no longer reads go before this import adds its own.
+    await pruneLiveHits(this.ds.manager, new Date());
     const summary: ImportSummary = {
       lines: 0,
       imported: 0,

@@ -3,7 +3,6 @@ import {
   firstHitOfSession,
   hitMetrics,
   hitOrderSql,
-  HITS_BY_TYPE_TIME,
   pageviewMetrics,
   pageviewRollupMetrics,
   ReportDb,
@@ -13,7 +12,7 @@ import {
   where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { sql } from 'kysely';
+import { sql, SqlBool } from 'kysely';
 
 export interface RecentPageviewRow {
   ts: Date;
@@ -85,20 +84,20 @@ export function liveWindowParts(since: Date, until: Date): { first: Date; last: 
 }
 
 /**
- * Realtime reads hits, and the pageview rollup that `import` keeps with them, never what the
- * aggregator derives, so it shows what was imported a moment ago even before the aggregator has
- * run. Windows are [since, now]: hits stamped after the server's clock are not current yet.
+ * Realtime reads hits, and what `import` keeps with them in the same transaction (the pageview
+ * rollup, the last hour's `live_hits`), never what the aggregator derives, so it shows what was
+ * imported a moment ago even before the aggregator has run. Windows are [since, now]: hits
+ * stamped after the server's clock are not current yet.
  */
 export const realtimeStatements = {
-  /** Hits of every type, read as HITS_BY_TYPE_TIME's three ranges (SQLite would pick another index). */
+  /** Visitors with a hit of any type in the window, from `live_hits` (a range of its key). */
   activeVisitors(w: LiveWindow): ReportStatement<{ n: number | string }> {
-    return (d) => {
-      const hits = sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_TYPE_TIME));
-      const live = where.liveHits(w.siteId, w.since, w.until, 'h');
-      return sql<{
-        n: number | string;
-      }>`SELECT ${hitMetrics('h').visitors} AS n FROM ${hits} WHERE ${live}`.compile(d.builder);
-    };
+    return (d) =>
+      d.builder
+        .selectFrom('live_hits as h')
+        .select(hitMetrics('h').visitors.as('n'))
+        .where(where.liveHitRows(w.siteId, w.since, w.until, 'h'))
+        .compile();
   },
 
   /**
@@ -159,20 +158,43 @@ export const realtimeStatements = {
         .compile();
   },
 
+  /**
+   * The pages with the most visitors in the window, from `live_hits`: grouped by the path's MD5
+   * (a 2,048-character path would make MariaDB's temporary table a disk table), and only the
+   * paths that can still make the top `limit` (those ranked `limit` or better by visitors, ties
+   * included) named by one of their rows, then ranked by visitors and path.
+   */
   activePages(
     w: LiveWindow,
     limit: number,
   ): ReportStatement<{ value: string; active_visitors: number | string }> {
-    return (d) =>
-      d.builder
-        .selectFrom('hits as h')
-        .select([sql<string>`h.path`.as('value'), hitMetrics('h').visitors.as('active_visitors')])
-        .where(where.liveHits(w.siteId, w.since, w.until, 'h', 'pageview'))
-        .groupBy('h.path')
-        .orderBy('active_visitors', 'desc')
+    return (d) => {
+      const visitors = hitMetrics('h').visitors;
+      const counted = d.builder
+        .selectFrom('live_hits as h')
+        .select([
+          'h.path_hash',
+          visitors.as('active_visitors'),
+          sql<number>`RANK() OVER (ORDER BY ${visitors} DESC)`.as('by_visitors'),
+        ])
+        .where(where.liveHitRows(w.siteId, w.since, w.until, 'h', 'pageview'))
+        .groupBy('h.path_hash')
+        .as('c');
+      const path = d.builder
+        .selectFrom('live_hits as n')
+        .select('n.path')
+        .where(where.liveHitRows(w.siteId, w.since, w.until, 'n', 'pageview'))
+        .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${sql.ref('c.path_hash')}`)
+        .limit(1);
+      return d.builder
+        .selectFrom(counted)
+        .select([sql<string>`(${path})`.as('value'), 'c.active_visitors'])
+        .where('c.by_visitors', '<=', limit)
+        .orderBy('c.active_visitors', 'desc')
         .orderBy('value', 'asc')
         .limit(limit)
         .compile();
+    };
   },
 };
 

@@ -21,6 +21,7 @@ import { SqliteHitsWithoutSiteTs1767000000000 } from './1767000000000-hits-witho
 import { SqliteSketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 import { SqliteGoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 import { SqliteSessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
+import { SqliteLiveHits1767400000000 } from './1767400000000-live-hits';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -46,4 +47,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSketchAdditions1767100000000,
   SqliteGoalDayRollups1767200000000,
   SqliteSessionSpanRollups1767300000000,
+  SqliteLiveHits1767400000000,
 ];

@@ -215,6 +215,21 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: { ix_dirty_sessions_marked: index('marked_at') },
     foreignKeys: [],
   },
+  live_hits: {
+    columns: [
+      'site_id INTEGER',
+      'ts DATETIME',
+      'hit_id TEXT',
+      'type TEXT',
+      'visitor_id TEXT',
+      'path_hash BLOB NULL',
+      'path TEXT NULL',
+    ],
+    primaryKey: ['site_id', 'ts', 'hit_id'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   site_data_versions: {
     columns: ['site_id INTEGER', 'version INTEGER', 'changed_at DATETIME'],
     primaryKey: ['site_id'],

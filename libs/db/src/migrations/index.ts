@@ -30,6 +30,7 @@ import { HitsWithoutSiteTs1767000000000 } from './1767000000000-hits-without-sit
 import { SketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 import { GoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 import { SessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
+import { LiveHits1767400000000 } from './1767400000000-live-hits';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -64,4 +65,5 @@ export const MIGRATIONS = [
   SketchAdditions1767100000000,
   GoalDayRollups1767200000000,
   SessionSpanRollups1767300000000,
+  LiveHits1767400000000,
 ];

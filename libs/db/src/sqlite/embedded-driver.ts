@@ -1,5 +1,9 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { createHash } from 'node:crypto';
 import { datetimeColumns, SqliteRow, storedDatetime, withDates } from './datetimes';
+
+/** The SQL function sqliteDialect.md5Bytes calls: MD5 as 16 bytes, registered on each connection. */
+export const MD5_BYTES = 'md5_bytes';
 
 /** The one line a user sees when the embedded engine cannot run on their machine. */
 export const EMBEDDED_ENGINE_UNAVAILABLE =
@@ -49,6 +53,9 @@ export function embeddedSqliteDriver(): typeof BetterSqlite3 {
   const Database = loadBetterSqlite3();
   function open(file: string, options?: BetterSqlite3.Options): BetterSqlite3.Database {
     const db = new Database(file, options);
+    db.function(MD5_BYTES, { deterministic: true }, (text: string | null) =>
+      text === null ? null : createHash('md5').update(text, 'utf8').digest(),
+    );
     const prepare = db.prepare.bind(db) as (source: string) => BetterSqlite3.Statement;
     db.prepare = ((source: string) => bindingDates(prepare(source))) as typeof db.prepare;
     return db;

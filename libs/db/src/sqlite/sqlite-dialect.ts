@@ -10,6 +10,7 @@ import {
   SqlDialect,
 } from '../dialect';
 import { storedDatetime } from './datetimes';
+import { MD5_BYTES } from './embedded-driver';
 import { isSqliteTimeBudgetError } from './sqlite-read-pool';
 
 /** strftime's form of the stored UTC datetimes: `YYYY-MM-DD HH:MM:SS.SSS`, ordered as text. */
@@ -70,6 +71,11 @@ class SqliteDialect implements SqlDialect {
       `INSERT INTO ${table} (${[...keys, ...sums].join(',')}) SELECT * FROM (${select}) WHERE true ` +
       `ON CONFLICT (${keys.join(',')}) DO UPDATE SET ${sums.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`
     );
+  }
+
+  md5Bytes(text: string): string {
+    // SQLite has no MD5: the embedded driver registers this function on each connection it opens.
+    return `${MD5_BYTES}(${text})`;
   }
 
   floorToQuarterHour(datetime: string): string {

@@ -127,6 +127,15 @@ export const where = {
     );
   },
 
+  /**
+   * The rows of `live_hits` (the last hour's hits, kept by `import`) stamped within [since,
+   * until], both inclusive, of `type` or of any type: a range of its primary key.
+   */
+  liveHitRows(siteId: number, since: Date, until: Date, alias = 'h', type?: HitType): Expression<SqlBool> {
+    const ofType = type === undefined ? sql`` : sql` AND ${col(alias, 'type')} = ${sql.lit(type)}`;
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${siteId} AND ${col(alias, 'ts')} >= ${since} AND ${col(alias, 'ts')} <= ${until}${ofType})`;
+  },
+
   /** A site's hits stamped between two bounds, of `type` or of any type, as HITS_BY_TYPE_TIME reads them. */
   hitsStamped(
     siteId: number,
