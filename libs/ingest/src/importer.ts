@@ -101,8 +101,13 @@ export class HitImporter {
     this.stopRequested = false;
     const sites = await this.siteDirectory();
     const blocks = await seqBlocksOf(this.ds.manager, this.sql.dialect);
-    // The hits realtime no longer reads go before this import adds its own.
-    await pruneLiveHits(this.ds.manager, new Date());
+    // The hits realtime no longer reads go before this import adds its own: in a transaction of
+    // the writers' isolation, so that on the MySQL family the scan locks only the rows it deletes
+    // (none a batch writes) and never a gap a concurrent import's batch inserts into.
+    const now = new Date();
+    await withDeadlockRetry(() =>
+      this.ds.transaction(this.sql.dialect.writeIsolation, (em) => pruneLiveHits(em, now)),
+    );
     const summary: ImportSummary = {
       lines: 0,
       imported: 0,
