@@ -35,8 +35,9 @@ export const HITS_BY_SESSION = 'ix_hits_site_session';
 export const SESSIONS_BY_VISITOR = 'ix_sessions_site_visitor';
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
 /**
- * A site's hits by type and time. A window of every type reads as its HIT_TYPES ranges
- * (where.liveHits): `hits` has no (site_id, ts) index (migration 1767000000000).
+ * A site's hits by type and time: realtime's newest pageviews and events and the raw edges of
+ * its 30-minute count (where.liveHits, where.hitsStamped); `hits` has no (site_id, ts) index
+ * (migration 1767000000000), and realtime's all-types window reads `live_hits`.
  */
 export const HITS_BY_TYPE_TIME = 'ix_hits_site_type_ts';
 
