@@ -1,5 +1,5 @@
 import { Expression, sql, SqlBool } from 'kysely';
-import { HIT_TYPES, HitType, SESSION_ATTRIBUTES } from '../definitions';
+import { HitType, SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { andAlso, rollupValueSelected, rowOfSelectedSession, sessionSelected } from './session-filter';
@@ -115,9 +115,9 @@ export const where = {
 
   /**
    * Live hits: stamped within [since, until], both inclusive (realtime windows end at "now"), of
-   * `type` or of any type, as HITS_BY_TYPE_TIME reads them.
+   * `type`, as HITS_BY_TYPE_TIME reads them.
    */
-  liveHits(siteId: number, since: Date, until: Date, alias = 'h', type?: HitType): Expression<SqlBool> {
+  liveHits(siteId: number, since: Date, until: Date, alias: string, type: HitType): Expression<SqlBool> {
     return where.hitsStamped(
       siteId,
       { at: since, inclusive: true },
@@ -136,18 +136,15 @@ export const where = {
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${siteId} AND ${col(alias, 'ts')} >= ${since} AND ${col(alias, 'ts')} <= ${until}${ofType})`;
   },
 
-  /** A site's hits stamped between two bounds, of `type` or of any type, as HITS_BY_TYPE_TIME reads them. */
+  /** A site's hits of `type` stamped between two bounds, as HITS_BY_TYPE_TIME reads them. */
   hitsStamped(
     siteId: number,
     from: TimeBound,
     to: TimeBound,
-    alias = 'h',
-    type?: HitType,
+    alias: string,
+    type: HitType,
   ): Expression<SqlBool> {
-    const ofType =
-      type === undefined
-        ? sql`${col(alias, 'type')} IN (${sql.join(HIT_TYPES.map((t) => sql.lit(t)))})`
-        : sql`${col(alias, 'type')} = ${sql.lit(type)}`;
+    const ofType = sql`${col(alias, 'type')} = ${sql.lit(type)}`;
     const ts = col(alias, 'ts');
     const after = from.inclusive ? sql`${ts} >= ${from.at}` : sql`${ts} > ${from.at}`;
     const before = to.inclusive ? sql`${ts} <= ${to.at}` : sql`${ts} < ${to.at}`;
