@@ -6,6 +6,7 @@ import {
   decideTable,
   decideVisitorCount,
   orderRollupsMayAnswer,
+  storedGoalsMayAnswer,
   visitorSketchesMayAnswer,
 } from './table-decider';
 
@@ -180,6 +181,43 @@ describe('conversionRollupsMayAnswer', () => {
     const q = query('');
     const ragged = [{ startUtc: new Date(q.range.startUtc.getTime() + 60_000) }];
     expect(conversionRollupsMayAnswer(q, true, ragged as never)).toBe(false);
+  });
+});
+
+describe('storedGoalsMayAnswer', () => {
+  /** The query's goal conditions with their goals resolved (StatsQueryParser does it). */
+  const withGoals = (q: StatsQuery): StatsQuery => ({
+    ...q,
+    filters: q.filters.map((f) =>
+      f.dimension === 'goal'
+        ? {
+            ...f,
+            goals: f.values.map((v) => ({ id: Number(v.text), type: 'event' as const, matchValue: 'x' })),
+          }
+        : f,
+    ),
+  });
+
+  it('answers conditions on goals only while the rollups hold the goals', () => {
+    expect(storedGoalsMayAnswer(withGoals(query('goal==3')), true)).toBe(true);
+    expect(storedGoalsMayAnswer(withGoals(query('goal==3|4;goal!=5')), true)).toBe(true);
+    expect(storedGoalsMayAnswer(withGoals(query('goal!=3;goal!=4')), true)).toBe(true);
+  });
+
+  it('leaves to the raw tables: no filters, other dimensions, goals not rolled up, the raw path', () => {
+    expect(storedGoalsMayAnswer(query(''), true)).toBe(false);
+    expect(storedGoalsMayAnswer(withGoals(query('goal==3;country==DE')), true)).toBe(false);
+    expect(storedGoalsMayAnswer(withGoals(query('goal==3')), false)).toBe(false);
+    expect(storedGoalsMayAnswer({ ...withGoals(query('goal==3')), tables: 'raw' }, true)).toBe(false);
+  });
+
+  it('needs whole quarter hours for != only (the rest of the range comes from the unfiltered rollups)', () => {
+    const ragged = (q: StatsQuery): StatsQuery => ({
+      ...q,
+      range: { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) },
+    });
+    expect(storedGoalsMayAnswer(ragged(withGoals(query('goal==3;goal!=4'))), true)).toBe(true);
+    expect(storedGoalsMayAnswer(ragged(withGoals(query('goal!=3'))), true)).toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@ import type { StatsQuery } from '../query/stats-query';
 import { wholeSiteDays } from '../rollups/day-split';
 import { PAIR_DIMENSIONS, PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
+import { storedGoalSelection } from '../sql/session-filter';
 
 /**
  * Where a report's rows come from: sessions by start; pageviews and events, orders by their
@@ -211,6 +212,19 @@ export function conversionRollupsMayAnswer(
     query.filters.length === 0 &&
     rollupCovers(query.range, buckets)
   );
+}
+
+/**
+ * Whether the stored goals of the settled sessions (session_goals; storedGoalSelection) may
+ * select a conversions query's sessions: every condition is on `goal` and the goals are rolled
+ * up (`goalsRolledUp`: session_goals holds exactly the site's goals). With `!=` conditions only,
+ * the selected sessions are the range's others, whose counts the unfiltered conversion rollups
+ * give (conversionRollupsMayAnswer). The queued sessions are read from the raw tables.
+ */
+export function storedGoalsMayAnswer(query: StatsQuery, goalsRolledUp: boolean): boolean {
+  const selection = storedGoalSelection(query.filters);
+  if (query.tables === 'raw' || !goalsRolledUp || selection === null) return false;
+  return !selection.complement || conversionRollupsMayAnswer({ ...query, filters: [] }, goalsRolledUp);
 }
 
 /**

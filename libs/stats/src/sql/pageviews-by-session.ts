@@ -118,7 +118,7 @@ export function hitsThroughSessions(
 }
 
 /** A session whose row reflects all its hits: not queued for aggregation. */
-function settled(s: string): RawBuilder<unknown> {
+export function settled(s: string): RawBuilder<unknown> {
   return sql`NOT EXISTS (SELECT 1 FROM dirty_sessions q WHERE q.site_id = ${col(s, 'site_id')} AND q.session_id = ${col(s, 'session_id')})`;
 }
 

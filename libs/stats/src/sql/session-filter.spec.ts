@@ -1,6 +1,12 @@
 import { mariadbDialect } from '@app/db/dialect';
 import { sql } from 'kysely';
-import { rowOfSelectedSession, SessionScope, sessionSelected } from './session-filter';
+import {
+  rowOfSelectedSession,
+  SessionScope,
+  sessionSelected,
+  StatsFilter,
+  storedGoalSelection,
+} from './session-filter';
 
 const page: SessionScope['filters'][number] = {
   dimension: 'page',
@@ -33,5 +39,47 @@ describe('a page condition: the indexes its hits are read through', () => {
     const text = rendered(sessionSelected({ ...scope, tables: 'raw' }, 's'));
     expect(text).toContain('FROM hits fp FORCE INDEX (ix_hits_site_session) WHERE fp.site_id = ?');
     expect(text).not.toContain('ix_hits_site_step');
+  });
+});
+
+describe('storedGoalSelection: conditions on goals over the stored goals of settled sessions', () => {
+  const goal = (operator: '==' | '!=', ...ids: number[]): StatsFilter => ({
+    dimension: 'goal',
+    operator,
+    values: ids.map((id) => ({ text: String(id), prefix: false })),
+    goals: ids.map((id) => ({ id, type: 'event', matchValue: `e${id}` })),
+  });
+  const text = (condition: ReturnType<typeof sessionSelected>) =>
+    sql`SELECT 1 WHERE ${condition}`.compile(mariadbDialect.builder);
+
+  it('is for conditions on goals only', () => {
+    expect(storedGoalSelection([])).toBeNull();
+    expect(storedGoalSelection([goal('==', 3), page])).toBeNull();
+  });
+
+  it("reads the first == condition's goals and tests the others on each session's stored goals", () => {
+    const selection = storedGoalSelection([goal('!=', 5), goal('==', 3, 4), goal('==', 6)])!;
+    expect(selection).toMatchObject({ base: [3, 4], complement: false });
+    expect(selection.counted).toHaveLength(3);
+    const rest = text(selection.rest('s'));
+    expect(rest.sql).toBe(
+      'SELECT 1 WHERE (NOT EXISTS (SELECT 1 FROM session_goals fg WHERE fg.site_id = `s`.`site_id` AND fg.session_id = `s`.`session_id` AND fg.goal_id IN (?)) AND EXISTS (SELECT 1 FROM session_goals fg WHERE fg.site_id = `s`.`site_id` AND fg.session_id = `s`.`session_id` AND fg.goal_id IN (?)))',
+    );
+    expect(rest.parameters).toEqual([5, 6]);
+    expect(storedGoalSelection([goal('==', 3)])!.rest('s')).toBeNull();
+  });
+
+  it('with != conditions only, counts the sessions of any of their goals, to be taken from the rest', () => {
+    const selection = storedGoalSelection([goal('!=', 3, 4), goal('!=', 4, 7)])!;
+    expect(selection).toMatchObject({ base: [3, 4, 7], complement: true });
+    expect(selection.counted).toEqual([
+      {
+        dimension: 'goal',
+        operator: '==',
+        values: ['3', '4', '7'].map((t) => ({ text: t, prefix: false })),
+        goals: [3, 4, 7].map((id) => ({ id, type: 'event', matchValue: `e${id}` })),
+      },
+    ]);
+    expect(selection.rest('s')).toBeNull();
   });
 });

@@ -143,3 +143,63 @@ export function rollupValueSelected(
   );
   return sql<SqlBool>`(${sql.join(each, sql` AND `)})`;
 }
+
+/**
+ * The filters as a selection of settled sessions by the goals stored for them (session_goals:
+ * each derived session's converted goals, by the same match as the `goal` condition, from all
+ * its hits), when every condition is on `goal`; null otherwise. For a session whose row
+ * reflects all its hits (not queued in dirty_sessions) and goals that are rolled up, a stored
+ * goal is exactly a matching hit, so this selects the sessions sessionSelected does.
+ *
+ * - With an `==` condition, every selected session converted one of its goals (`base`): the
+ *   sessions are read from those goals' rows, and `rest` tests the other conditions on each.
+ * - With `!=` conditions only, the selected sessions are those that converted none of their
+ *   goals: `complement`, with `base` the goals of every condition; the caller counts the
+ *   sessions that converted one of them and takes them from the range's sessions.
+ *
+ * `counted` is the filters whose sessions the caller counts, as sessionSelected reads them (for
+ * the queued sessions): the query's, or with `complement` one `goal==` condition over `base`.
+ */
+export interface StoredGoalSelection {
+  readonly base: readonly number[];
+  readonly complement: boolean;
+  readonly counted: readonly StatsFilter[];
+  readonly rest: (s: string) => RawBuilder<SqlBool> | null;
+}
+
+export function storedGoalSelection(filters: readonly StatsFilter[]): StoredGoalSelection | null {
+  if (filters.length === 0 || filters.some((f) => f.dimension !== 'goal')) return null;
+  const goalsOf = (f: StatsFilter) => {
+    if (!f.goals) throw new Error('a goal filter reached SQL without its goals resolved');
+    return f.goals;
+  };
+  const first = filters.findIndex((f) => f.operator === '==');
+  if (first < 0) {
+    const goals = [...new Map(filters.flatMap(goalsOf).map((g) => [g.id, g])).values()];
+    const values = goals.map((g) => ({ text: String(g.id), prefix: false }));
+    return {
+      base: goals.map((g) => g.id),
+      complement: true,
+      counted: [{ dimension: 'goal', operator: '==', values, goals }],
+      rest: () => null,
+    };
+  }
+  const others = filters.filter((_, i) => i !== first);
+  const stored = (f: StatsFilter, s: string) => {
+    const ids = goalsOf(f).map((g) => g.id);
+    const any = sql<SqlBool>`EXISTS (SELECT 1 FROM session_goals fg WHERE fg.site_id = ${col(s, 'site_id')} AND fg.session_id = ${col(s, 'session_id')} AND fg.goal_id IN (${sql.join(ids)}))`;
+    return f.operator === '==' ? any : sql<SqlBool>`NOT ${any}`;
+  };
+  return {
+    base: goalsOf(filters[first]).map((g) => g.id),
+    complement: false,
+    counted: filters,
+    rest: (s) =>
+      others.length === 0
+        ? null
+        : sql<SqlBool>`(${sql.join(
+            others.map((f) => stored(f, s)),
+            sql` AND `,
+          )})`,
+  };
+}
