@@ -11,6 +11,7 @@ import {
   resolveRange,
   sharedStatements,
   StatsQuery,
+  storedGoalSelection,
 } from '@app/stats';
 import { buckets } from '@app/stats/date-range';
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,6 +55,17 @@ const everyKind: StatsQuery = {
     ...parseFilters('source!=(direct);entry_page==/blog/*|/;exit_page!=/thank-you;page==/pricing|/docs/*'),
     { dimension: 'goal', operator: '==', values: [{ text: '2', prefix: false }], goals: [goals[1]] },
   ],
+};
+/** Conditions on goals only: the stored goals of the settled sessions select them (storedGoalSelection). */
+const goalCondition = (operator: '==' | '!=', goal: GoalDefinition) => ({
+  dimension: 'goal' as const,
+  operator,
+  values: [{ text: String(goal.id), prefix: false }],
+  goals: [goal],
+});
+const goalsOnly: StatsQuery = {
+  ...query,
+  filters: [goalCondition('==', goals[1]), goalCondition('!=', goals[0])],
 };
 const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
 
@@ -140,6 +152,11 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'events.rolled-up-events-page': eventsStatements.rolledUpEventsPage(query, 0, 100),
   'conversions.conversion-counts': conversionsStatements.conversionCounts(query, goals),
   'conversions.rolled-up-conversion-counts': conversionsStatements.rolledUpConversionCounts(query, goals),
+  'conversions.stored-goal-conversion-counts': conversionsStatements.storedGoalConversionCounts(
+    goalsOnly,
+    goals,
+    storedGoalSelection(goalsOnly.filters)!,
+  ),
   'breakdown.series-sums.conv_rate.rolled-up': breakdownStatements.seriesSums(
     query,
     { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },

@@ -292,6 +292,103 @@ describe('filters (SPEC §3)', () => {
     ]);
   });
 
+  it('conversions under goal conditions: the converted goals of the selected sessions', async () => {
+    const conversions = async (filters: string) => {
+      const res = await get('/conversions', { ...RANGE, filters });
+      expect(res.status).toBe(200);
+      const { data } = res.body as {
+        data: {
+          sessions: number;
+          converted_sessions: number;
+          goals: Array<{ id: number; conversions: number }>;
+        };
+      };
+      return [data.sessions, data.converted_sessions, ...data.goals.map((g) => g.conversions)];
+    };
+    // [sessions, converted, signup, price]
+    expect(await conversions(`goal==${signup}`)).toEqual([2, 2, 2, 1]); // A, D
+    expect(await conversions(`goal!=${signup}`)).toEqual([4, 1, 0, 1]); // B, G, C, F
+    expect(await conversions(`goal==${signup}|${price}`)).toEqual([3, 3, 2, 2]); // A, D, G
+    expect(await conversions(`goal==${price};goal!=${signup}`)).toEqual([1, 1, 0, 1]); // G
+    expect(await conversions(`goal!=${signup};goal!=${price}`)).toEqual([3, 0, 0, 0]); // B, C, F
+    expect(await conversions(`goal!=${signup};goal==${price};goal==${price}`)).toEqual([1, 1, 0, 1]); // G
+  });
+
+  /**
+   * Under conditions on goals only, conversions reads the selected settled sessions from the
+   * goals stored for them (session_goals) and the queued ones from their hits; a goal created
+   * since the last `aggregate`, not stored yet, is read from the hits.
+   */
+  it('conversions under goal conditions: stored goals, queued sessions, a goal not rolled up yet', async () => {
+    const shop = await env.site({ members: [user] });
+    const signedUp = await env.goal(shop, 'Signed up', 'event', 'signup');
+    const priced = await env.goal(shop, 'Saw pricing', 'path', '/pricing');
+    const de = { country: 'DE', channel: 'Direct', device: 'desktop' };
+    const first = await env.importHits([
+      pageview(shop, 'P', '2026-05-04T10:00:00Z', '/pricing', de),
+      event(shop, 'P', '2026-05-04T10:01:00Z', 'signup', de),
+      pageview(shop, 'Q', '2026-05-04T11:00:00Z', '/home', de),
+      pageview(shop, 'R', '2026-05-05T09:00:00Z', '/pricing', de),
+      // Before the range: converts both goals, selected by neither condition's counts.
+      pageview(shop, 'T', '2026-05-03T23:00:00Z', '/pricing', de),
+      event(shop, 'T', '2026-05-03T23:01:00Z', 'signup', de),
+    ]);
+    expect(first.rejections).toEqual([]);
+    await env.aggregate();
+    const conversions = async (filters: string) => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${shop}/conversions`)
+        .query({ ...RANGE, filters })
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(200);
+      const { data } = res.body as {
+        data: { sessions: number; converted_sessions: number; goals: Array<{ conversions: number }> };
+      };
+      return [data.sessions, data.converted_sessions, ...data.goals.map((g) => g.conversions)];
+    };
+    // [sessions, converted, signup, price]: P both, Q none, R price.
+    expect(await conversions(`goal==${signedUp}`)).toEqual([1, 1, 1, 1]); // P
+    expect(await conversions(`goal!=${signedUp}`)).toEqual([2, 1, 0, 1]); // Q, R
+    // The stored goals are what is read: without R's row, R no longer saw pricing.
+    const rows = { site: shop, session: 'R', goal: priced };
+    await env.ds.query('DELETE FROM session_goals WHERE site_id = ? AND session_id = ? AND goal_id = ?', [
+      rows.site,
+      rows.session,
+      rows.goal,
+    ]);
+    try {
+      expect(await conversions(`goal==${priced}`)).toEqual([1, 1, 1, 1]); // P only
+      // Q and R; the rollups built before still count R's conversion (the raw path: [1, 0, 0, 0]).
+      expect(await conversions(`goal!=${priced}`)).toEqual([2, 1, 0, 1]);
+    } finally {
+      await env.ds.query('INSERT INTO session_goals (site_id, session_id, goal_id) VALUES (?, ?, ?)', [
+        rows.site,
+        rows.session,
+        rows.goal,
+      ]);
+    }
+
+    // Q signs up late, and a new session U signs up: Q is queued, U not derived yet.
+    const late = await env.importHits([
+      event(shop, 'Q', '2026-05-04T11:05:00Z', 'signup', de),
+      event(shop, 'U', '2026-05-05T10:00:00Z', 'signup', de),
+    ]);
+    expect(late.rejections).toEqual([]);
+    expect(await conversions(`goal==${signedUp}`)).toEqual([2, 2, 2, 1]); // P, Q
+    expect(await conversions(`goal!=${signedUp}`)).toEqual([1, 1, 0, 1]); // R
+    expect(await conversions(`goal!=${priced}`)).toEqual([1, 1, 1, 0]); // Q
+    expect(await conversions(`goal==${signedUp};goal!=${priced}`)).toEqual([1, 1, 1, 0]); // Q
+
+    // A goal created now is stored at the next aggregate; until then its hits are read.
+    const home = await env.goal(shop, 'Saw home', 'path', '/home');
+    expect(await conversions(`goal==${home}`)).toEqual([1, 1, 1, 0, 1]); // Q
+    expect(await conversions(`goal!=${home}`)).toEqual([2, 2, 1, 2, 0]); // P, R
+    await env.aggregate();
+    expect(await conversions(`goal==${home}`)).toEqual([1, 1, 1, 0, 1]); // Q
+    expect(await conversions(`goal!=${home}`)).toEqual([3, 3, 2, 2, 0]); // P, R, U
+    expect(await conversions(`goal==${signedUp}`)).toEqual([3, 3, 3, 1, 1]); // P, Q, U
+  });
+
   it('ecommerce: orders of the selected sessions by their own ts, purchasing sessions by start', async () => {
     const res = await get('/ecommerce', { ...RANGE, filters: 'country==DE' });
     expect(res.status).toBe(200);

@@ -1,4 +1,5 @@
 import {
+  andAlso,
   ConversionGoals,
   conversionRollupsMayAnswer,
   conversionTail,
@@ -8,13 +9,19 @@ import {
   ReportDb,
   ReportStatement,
   rollupParts,
+  sessionConverted,
   sessionMetrics,
+  sessionSelected,
+  settled,
   sharedStatements,
   StatsQuery,
+  StoredGoalSelection,
+  storedGoalSelection,
+  storedGoalsMayAnswer,
   where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { sql, SqlBool } from 'kysely';
+import { RawBuilder, sql, SqlBool } from 'kysely';
 
 export interface ConversionCounts {
   sessions: number;
@@ -112,6 +119,63 @@ export const conversionsStatements = {
         .compile();
     };
   },
+
+  /**
+   * The same counts over the sessions of the range that `selection` counts (storedGoalSelection:
+   * every condition on `goal`, the goals rolled up), from the goals stored for them
+   * (session_goals). Each settled session of the range that converted a base goal is read from
+   * that goal's rows (at its first base goal, when it converted several), tested for the other
+   * conditions on its own rows, and joined to all its rows: one row per goal it converted, so
+   * a session counts once (at its base goal's row), converted (it converted a base goal) and
+   * for each goal it converted. A queued session's row and stored goals may lag its hits: the
+   * queued sessions of the range are counted as the raw path counts them (sessionSelected,
+   * sessionConverted). At 10M pageviews the raw statement reads every goal-matching hit of the
+   * range (conversions under goal==3: 6.8 s, half the requests 503 in BENCHMARKS.md run AV);
+   * this one the base goals' sessions.
+   */
+  storedGoalConversionCounts(
+    query: StatsQuery,
+    goals: GoalDefinition[],
+    selection: StoredGoalSelection,
+  ): ReportStatement<Record<string, number | string>> {
+    return (d) => {
+      const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
+      const firstBase =
+        selection.base.length === 1
+          ? sql``
+          : sql` AND NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id IN (${sql.join(selection.base)}) AND e.goal_id < b.goal_id)`;
+      const { startUtc, endUtc } = query.range;
+      const columns = (
+        session: RawBuilder<unknown>,
+        converted: RawBuilder<unknown>,
+        perGoal: (g: GoalDefinition) => RawBuilder<unknown>,
+      ) =>
+        sql.join([
+          sql`${session} AS session`,
+          sql`${converted} AS converted`,
+          ...goals.map((g, i) => sql`${perGoal(g)} AS ${sql.ref(`goal_${i}`)}`),
+        ]);
+      const atBase = flag(sql<SqlBool>`sg.goal_id = b.goal_id`);
+      const counted = { ...query, filters: selection.counted };
+      const sums = sql.join(
+        ['session', 'converted', ...goals.map((_, i) => `goal_${i}`)].map(
+          (c) => sql`COALESCE(SUM(${sql.ref(`x.${c}`)}), 0) AS ${sql.ref(c === 'session' ? 'sessions' : c)}`,
+        ),
+      );
+      return sql<Record<string, number | string>>`SELECT ${sums} FROM (
+  SELECT ${columns(atBase, atBase, (g) => flag(sql<SqlBool>`sg.goal_id = ${g.id}`))}
+    FROM session_goals b ${sql.raw(d.orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
+      ${sql.raw(d.orderedJoin)} session_goals sg ON sg.site_id = s.site_id AND sg.session_id = s.session_id
+    WHERE b.site_id = ${query.site.id} AND b.goal_id IN (${sql.join(selection.base)})${firstBase}
+      AND s.started_at >= ${startUtc} AND s.started_at < ${endUtc} AND ${settled('s')}${andAlso(selection.rest('s'))}
+  UNION ALL
+  SELECT ${columns(sql`1`, flag(sessionConverted('s', goals, startUtc)), (g) => flag(sessionConverted('s', [g], startUtc)))}
+    FROM dirty_sessions q JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
+    WHERE q.site_id = ${query.site.id} AND s.started_at >= ${startUtc} AND s.started_at < ${endUtc}
+      AND ${sessionSelected(counted, 's', true)}
+) x`.compile(d.builder);
+    };
+  },
 };
 
 /** The SQL behind GET /sites/{id}/conversions. */
@@ -128,6 +192,25 @@ export class ConversionsQueries {
         sessions: Number(totals.sessions),
         convertedSessions: Number(row.converted),
         goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
+      };
+    }
+    const selection = storedGoalSelection(query.filters);
+    if (selection !== null && storedGoalsMayAnswer(query, conversionGoals.rolledUp)) {
+      const [row] = await this.db.run(
+        conversionsStatements.storedGoalConversionCounts(query, goals, selection),
+      );
+      const counted = {
+        sessions: Number(row.sessions),
+        convertedSessions: Number(row.converted),
+        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
+      };
+      if (!selection.complement) return counted;
+      // The selected sessions are the range's sessions but the counted ones.
+      const all = await this.conversionCounts({ ...query, filters: [] }, conversionGoals);
+      return {
+        sessions: all.sessions - counted.sessions,
+        convertedSessions: all.convertedSessions - counted.convertedSessions,
+        goalConversions: all.goalConversions.map((n, i) => n - counted.goalConversions[i]),
       };
     }
     const [row] = await this.db.run(conversionsStatements.conversionCounts(query, goals));
