@@ -196,17 +196,18 @@ export class ConversionsQueries {
     }
     const selection = storedGoalSelection(query.filters);
     if (selection !== null && storedGoalsMayAnswer(query, conversionGoals.rolledUp)) {
-      const [row] = await this.db.run(
-        conversionsStatements.storedGoalConversionCounts(query, goals, selection),
-      );
+      // Under != conditions only, the range's sessions (unfiltered rollups) at the same time.
+      const [[row], all] = await Promise.all([
+        this.db.run(conversionsStatements.storedGoalConversionCounts(query, goals, selection)),
+        selection.complement ? this.conversionCounts({ ...query, filters: [] }, conversionGoals) : null,
+      ]);
       const counted = {
         sessions: Number(row.sessions),
         convertedSessions: Number(row.converted),
         goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
       };
-      if (!selection.complement) return counted;
+      if (all === null) return counted;
       // The selected sessions are the range's sessions but the counted ones.
-      const all = await this.conversionCounts({ ...query, filters: [] }, conversionGoals);
       return {
         sessions: all.sessions - counted.sessions,
         convertedSessions: all.convertedSessions - counted.convertedSessions,
