@@ -152,6 +152,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'events.rolled-up-events-page': eventsStatements.rolledUpEventsPage(query, 0, 100),
   'conversions.conversion-counts': conversionsStatements.conversionCounts(query, goals),
   'conversions.rolled-up-conversion-counts': conversionsStatements.rolledUpConversionCounts(query, goals),
+  'conversions.stored-converted-counts': conversionsStatements.storedConvertedCounts(byCountry, goals),
   'conversions.stored-goal-conversion-counts': conversionsStatements.storedGoalConversionCounts(
     goalsOnly,
     goals,

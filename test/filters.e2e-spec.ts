@@ -315,9 +315,10 @@ describe('filters (SPEC §3)', () => {
   });
 
   /**
-   * Under conditions on goals only, conversions reads the selected settled sessions from the
-   * goals stored for them (session_goals) and the queued ones from their hits; a goal created
-   * since the last `aggregate`, not stored yet, is read from the hits.
+   * Under filters, conversions reads the converted settled sessions from the goals stored for
+   * them (session_goals; under conditions on goals only, the selected ones) and the queued ones
+   * from their hits; a goal created since the last `aggregate`, not stored yet, is read from
+   * the hits.
    */
   it('conversions under goal conditions: stored goals, queued sessions, a goal not rolled up yet', async () => {
     const shop = await env.site({ members: [user] });
@@ -360,6 +361,9 @@ describe('filters (SPEC §3)', () => {
       expect(await conversions(`goal==${priced}`)).toEqual([1, 1, 1, 1]); // P only
       // Q and R; the rollups built before still count R's conversion (the raw path: [1, 0, 0, 0]).
       expect(await conversions(`goal!=${priced}`)).toEqual([2, 1, 0, 1]);
+      // Under other filters too, the converted sessions are read from the stored goals (the raw
+      // path: [3, 2, 1, 2]); the sessions from the rollups.
+      expect(await conversions('country==DE')).toEqual([3, 1, 1, 1]);
     } finally {
       await env.ds.query('INSERT INTO session_goals (site_id, session_id, goal_id) VALUES (?, ?, ?)', [
         rows.site,
@@ -378,6 +382,8 @@ describe('filters (SPEC §3)', () => {
     expect(await conversions(`goal!=${signedUp}`)).toEqual([1, 1, 0, 1]); // R
     expect(await conversions(`goal!=${priced}`)).toEqual([1, 1, 1, 0]); // Q
     expect(await conversions(`goal==${signedUp};goal!=${priced}`)).toEqual([1, 1, 1, 0]); // Q
+    expect(await conversions('country==DE')).toEqual([3, 3, 2, 2]); // P, Q, R
+    expect(await conversions(`country==DE;goal!=${signedUp}`)).toEqual([1, 1, 0, 1]); // R
 
     // A goal created now is stored at the next aggregate; until then its hits are read.
     const home = await env.goal(shop, 'Saw home', 'path', '/home');

@@ -17,6 +17,7 @@ import {
   StatsQuery,
   StoredGoalSelection,
   storedGoalSelection,
+  storedConversionsMayAnswer,
   storedGoalsMayAnswer,
   where,
 } from '@app/stats';
@@ -176,6 +177,51 @@ export const conversionsStatements = {
 ) x`.compile(d.builder);
     };
   },
+
+  /**
+   * The converted sessions of conversionCounts under any filters, from the goals stored for
+   * the settled sessions (session_goals; the goals rolled up): each stored goal's row of the
+   * site, its session read by key for its start and tested for the filters, counts for its
+   * goal, and for "converted" at the session's first stored goal. The queued sessions of the
+   * range are counted as the raw path counts them. Converted sessions are a few of the
+   * range's: at 10M pageviews under country==US the raw statement, which joins every selected
+   * session of the range to its goal hits, ran past the 10-s budget on every request
+   * (BENCHMARKS.md run AW). The range's selected sessions come from sessionTotals.
+   */
+  storedConvertedCounts(
+    query: StatsQuery,
+    goals: GoalDefinition[],
+  ): ReportStatement<Record<string, number | string>> {
+    return (d) => {
+      const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
+      const { startUtc, endUtc } = query.range;
+      const columns = (converted: RawBuilder<unknown>, perGoal: (g: GoalDefinition) => RawBuilder<unknown>) =>
+        sql.join([
+          sql`${converted} AS converted`,
+          ...goals.map((g, i) => sql`${perGoal(g)} AS ${sql.ref(`goal_${i}`)}`),
+        ]);
+      const firstStored = flag(
+        sql<SqlBool>`NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id < b.goal_id)`,
+      );
+      const sums = sql.join(
+        ['converted', ...goals.map((_, i) => `goal_${i}`)].map(
+          (c) => sql`COALESCE(SUM(${sql.ref(`x.${c}`)}), 0) AS ${sql.ref(c)}`,
+        ),
+      );
+      return sql<Record<string, number | string>>`SELECT ${sums} FROM (
+  SELECT ${columns(firstStored, (g) => flag(sql<SqlBool>`b.goal_id = ${g.id}`))}
+    FROM session_goals b ${sql.raw(d.orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
+    WHERE b.site_id = ${query.site.id} AND s.started_at >= ${startUtc} AND s.started_at < ${endUtc}
+      AND ${settled('s')}${andAlso(sessionSelected(query, 's'))}
+  UNION ALL
+  SELECT ${columns(flag(sessionConverted('s', goals, startUtc)), (g) => flag(sessionConverted('s', [g], startUtc)))}
+    FROM dirty_sessions q JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
+    WHERE q.site_id = ${query.site.id} AND s.started_at >= ${startUtc} AND s.started_at < ${endUtc}${andAlso(
+      sessionSelected(query, 's', true),
+    )}
+) x`.compile(d.builder);
+    };
+  },
 };
 
 /** The SQL behind GET /sites/{id}/conversions. */
@@ -212,6 +258,17 @@ export class ConversionsQueries {
         sessions: all.sessions - counted.sessions,
         convertedSessions: all.convertedSessions - counted.convertedSessions,
         goalConversions: all.goalConversions.map((n, i) => n - counted.goalConversions[i]),
+      };
+    }
+    if (storedConversionsMayAnswer(query, conversionGoals.rolledUp)) {
+      const [[totals], [row]] = await Promise.all([
+        this.db.run(sharedStatements.sessionTotals(query, ['sessions'])),
+        this.db.run(conversionsStatements.storedConvertedCounts(query, goals)),
+      ]);
+      return {
+        sessions: Number(totals.sessions),
+        convertedSessions: Number(row.converted),
+        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
       };
     }
     const [row] = await this.db.run(conversionsStatements.conversionCounts(query, goals));

@@ -6,6 +6,7 @@ import {
   decideTable,
   decideVisitorCount,
   orderRollupsMayAnswer,
+  storedConversionsMayAnswer,
   storedGoalsMayAnswer,
   visitorSketchesMayAnswer,
 } from './table-decider';
@@ -218,6 +219,19 @@ describe('storedGoalsMayAnswer', () => {
     });
     expect(storedGoalsMayAnswer(ragged(withGoals(query('goal==3;goal!=4'))), true)).toBe(true);
     expect(storedGoalsMayAnswer(ragged(withGoals(query('goal!=3'))), true)).toBe(false);
+  });
+});
+
+describe('storedConversionsMayAnswer', () => {
+  it('counts the converted sessions of filtered queries from the stored goals while they are the goals', () => {
+    expect(storedConversionsMayAnswer(query('country==DE'), true)).toBe(true);
+    expect(storedConversionsMayAnswer(query('page==/pricing;device!=mobile'), true)).toBe(true);
+  });
+
+  it('leaves to the rollups or the raw tables: no filters, goals not rolled up, the raw path', () => {
+    expect(storedConversionsMayAnswer(query(''), true)).toBe(false);
+    expect(storedConversionsMayAnswer(query('country==DE'), false)).toBe(false);
+    expect(storedConversionsMayAnswer({ ...query('country==DE'), tables: 'raw' }, true)).toBe(false);
   });
 });
 

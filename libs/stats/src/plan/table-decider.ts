@@ -228,6 +228,16 @@ export function storedGoalsMayAnswer(query: StatsQuery, goalsRolledUp: boolean):
 }
 
 /**
+ * Whether a filtered conversions query may count its converted sessions from the goals stored
+ * for the settled sessions (session_goals), testing the filters on each one's session: the
+ * goals are rolled up (session_goals holds exactly the site's goals). The queued sessions are
+ * read from the raw tables, the range's selected sessions as sessionTotals decides.
+ */
+export function storedConversionsMayAnswer(query: StatsQuery, goalsRolledUp: boolean): boolean {
+  return query.tables !== 'raw' && goalsRolledUp && query.filters.length > 0;
+}
+
+/**
  * Whether the event rollups (event_rollups, event_links; libs/stats/src/rollups/
  * event-rollup.ts) count the query's event hits and their sessions: no filters (they keep no
  * session attribute) and whole quarter hours. Sessions queued for aggregation are read from
