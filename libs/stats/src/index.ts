@@ -22,3 +22,4 @@ export * from './sql/pageviews-by-session';
 export * from './rollups/day-split';
 export * from './sql/conversion-tail';
 export * from './sql/pageviews-by-rollup';
+export * from './sql/stored-conversions';

@@ -1,15 +1,17 @@
 import {
   andAlso,
+  ConversionColumns,
   ConversionGoals,
   conversionRollupsMayAnswer,
   conversionTail,
   convertedSessionsTable,
   decideTable,
+  flag,
   GoalDefinition,
   ReportDb,
+  rangeStarts,
   ReportStatement,
   rollupParts,
-  sessionConverted,
   sessionMetrics,
   sessionSelected,
   settled,
@@ -19,6 +21,8 @@ import {
   storedGoalSelection,
   storedConversionsMayAnswer,
   storedGoalsMayAnswer,
+  storedAndQueuedRows,
+  storedConvertedRows,
   where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
@@ -31,58 +35,23 @@ export interface ConversionCounts {
   goalConversions: number[];
 }
 
-/** 1 where `condition` holds, else 0. */
-const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
-
-/** What a row of storedAndQueued counts: the session (optional), "converted", and each goal. */
-type CountColumns = (row: {
-  session?: RawBuilder<unknown>;
-  converted: RawBuilder<unknown>;
-  perGoal: (goal: GoalDefinition) => RawBuilder<unknown>;
-}) => RawBuilder<unknown>;
-
-/** Sessions `s` that started in the query's range. */
-const rangeStarts = (query: StatsQuery) =>
-  sql`s.started_at >= ${query.range.startUtc} AND s.started_at < ${query.range.endUtc}`;
-
 /**
- * The sums, `sessions` (with `withSessions`), `converted` and `goal_<i>`, over the settled
- * sessions' rows (`settledRows`, given the columns to select) and over the queued sessions of
- * the range that `queuedSelected` selects. A queued session's row and stored goals may lag its
- * hits, so each one counts as the raw path counts it: converted by its hits stamped from the
- * range start (sessionConverted, as convertedSessionsTable), selected by its hits
- * (sessionSelected).
+ * The sums `sessions` (with `withSessions`), `converted` and `goal_<i>` over the rows of
+ * storedAndQueuedRows.
  */
-function storedAndQueued(
-  query: StatsQuery,
+function sums(
   goals: GoalDefinition[],
-  settledRows: (columns: CountColumns) => RawBuilder<unknown>,
-  queuedSelected: RawBuilder<SqlBool> | null,
+  rows: RawBuilder<unknown>,
   withSessions: boolean,
 ): RawBuilder<Record<string, number | string>> {
   const names = [...(withSessions ? ['session'] : []), 'converted', ...goals.map((_, i) => `goal_${i}`)];
-  const columns: CountColumns = (row) =>
-    sql.join([
-      ...(withSessions ? [sql`${row.session ?? sql`1`} AS session`] : []),
-      sql`${row.converted} AS converted`,
-      ...goals.map((g, i) => sql`${row.perGoal(g)} AS ${sql.ref(`goal_${i}`)}`),
-    ]);
-  const sums = sql.join(
+  const columns = sql.join(
     names.map(
       (c) => sql`COALESCE(SUM(${sql.ref(`x.${c}`)}), 0) AS ${sql.ref(c === 'session' ? 'sessions' : c)}`,
     ),
   );
-  const since = query.range.startUtc;
-  return sql`SELECT ${sums} FROM (
-  ${settledRows(columns)}
-  UNION ALL
-  SELECT ${columns({
-    session: sql`1`,
-    converted: flag(sessionConverted('s', goals, since)),
-    perGoal: (g) => flag(sessionConverted('s', [g], since)),
-  })}
-    FROM dirty_sessions q JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
-    WHERE q.site_id = ${query.site.id} AND ${rangeStarts(query)}${andAlso(queuedSelected)}
+  return sql`SELECT ${columns} FROM (
+  ${rows}
 ) x`;
 }
 
@@ -183,7 +152,7 @@ export const conversionsStatements = {
    * that goal's rows (at its first base goal, when it converted several), tested for the other
    * conditions on its own rows, and joined to all its rows: one row per goal it converted, so
    * a session counts once (at its base goal's row), converted (it converted a base goal) and
-   * for each goal it converted. The queued sessions as storedAndQueued reads them. At 10M
+   * for each goal it converted. The queued sessions as storedAndQueuedRows reads them. At 10M
    * pageviews the raw statement reads every goal-matching hit of the range (conversions under
    * goal==3: 6.8 s, half the requests 503 in BENCHMARKS.md run AV); this one the base goals'
    * sessions.
@@ -199,7 +168,7 @@ export const conversionsStatements = {
           ? sql``
           : sql` AND NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id IN (${sql.join(selection.base)}) AND e.goal_id < b.goal_id)`;
       const atBase = flag(sql<SqlBool>`sg.goal_id = b.goal_id`);
-      const settledRows = (columns: CountColumns) => sql`SELECT ${columns({
+      const settledRows = (columns: ConversionColumns) => sql`SELECT ${columns({
         session: atBase,
         converted: atBase,
         perGoal: (g) => flag(sql<SqlBool>`sg.goal_id = ${g.id}`),
@@ -209,40 +178,24 @@ export const conversionsStatements = {
     WHERE b.site_id = ${query.site.id} AND b.goal_id IN (${sql.join(selection.base)})${firstBase}
       AND ${rangeStarts(query)} AND ${settled('s')}${andAlso(selection.rest('s'))}`;
       const counted = { ...query, filters: selection.counted };
-      return storedAndQueued(query, goals, settledRows, sessionSelected(counted, 's', true), true).compile(
-        d.builder,
-      );
+      const shape = { attributes: false, session: true, perGoal: true };
+      const rows = storedAndQueuedRows(query, goals, shape, settledRows, sessionSelected(counted, 's', true));
+      return sums(goals, rows, true).compile(d.builder);
     };
   },
 
   /**
    * The converted sessions of conversionCounts under any filters, from the goals stored for
-   * the settled sessions (session_goals; the goals rolled up): each stored goal's row of the
-   * site, its session read by key for its start and tested for the filters, counts for its
-   * goal, and for "converted" at the session's first stored goal. The queued sessions as
-   * storedAndQueued reads them. Converted sessions are a few of the range's: at 10M pageviews
-   * under country==US the raw statement, which joins every selected session of the range to its
-   * goal hits, ran past the 10-s budget on every request (BENCHMARKS.md run AW). The range's
-   * selected sessions come from sessionTotals.
+   * the settled sessions (storedConvertedRows). The range's selected sessions come from
+   * sessionTotals.
    */
   storedConvertedCounts(
     query: StatsQuery,
     goals: GoalDefinition[],
   ): ReportStatement<Record<string, number | string>> {
     return (d) => {
-      const firstStored = flag(
-        sql<SqlBool>`NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id < b.goal_id)`,
-      );
-      const settledRows = (columns: CountColumns) => sql`SELECT ${columns({
-        converted: firstStored,
-        perGoal: (g) => flag(sql<SqlBool>`b.goal_id = ${g.id}`),
-      })}
-    FROM session_goals b ${sql.raw(d.orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
-    WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query)}
-      AND ${settled('s')}${andAlso(sessionSelected(query, 's'))}`;
-      return storedAndQueued(query, goals, settledRows, sessionSelected(query, 's', true), false).compile(
-        d.builder,
-      );
+      const rows = storedConvertedRows(query, goals, d.orderedJoin, { attributes: false, perGoal: true });
+      return sums(goals, rows, false).compile(d.builder);
     };
   },
 };

@@ -1,0 +1,99 @@
+import { RawBuilder, sql, SqlBool } from 'kysely';
+import { GoalDefinition, sessionConverted } from '../conversions';
+import { SESSION_ATTRIBUTES } from '../definitions';
+import type { StatsQuery } from '../query/stats-query';
+import { settled } from './pageviews-by-session';
+import { andAlso, sessionSelected } from './session-filter';
+
+/** 1 where `condition` holds, else 0. */
+export const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
+
+/** Sessions `s` that started in the query's range. */
+export const rangeStarts = (query: StatsQuery) =>
+  sql<SqlBool>`s.started_at >= ${query.range.startUtc} AND s.started_at < ${query.range.endUtc}`;
+
+/** What a row of storedAndQueuedRows counts: the session (optional), "converted", and each goal. */
+export type ConversionColumns = (row: {
+  session?: RawBuilder<unknown>;
+  converted: RawBuilder<unknown>;
+  perGoal: (goal: GoalDefinition) => RawBuilder<unknown>;
+}) => RawBuilder<unknown>;
+
+/** The columns of a row of storedAndQueuedRows, beyond `converted`. */
+export interface ConversionRowShape {
+  /** `started_at` and the five attributes of the row's session `s` (SESSION_ATTRIBUTES). */
+  attributes: boolean;
+  /** `session`: how many selected sessions the row counts. */
+  session: boolean;
+  /** `goal_0`, `goal_1`, …: whether the row counts a conversion of each goal. */
+  perGoal: boolean;
+}
+
+/**
+ * Rows over the settled sessions (`settledRows`, given the columns to select, over a sessions
+ * row `s`) and over the queued sessions of the range that `queuedSelected` selects. A queued
+ * session's row and stored goals may lag its hits, so each one counts as the raw path counts
+ * it: converted by its hits stamped from the range start (sessionConverted, as
+ * convertedSessionsTable), selected by its hits (sessionSelected).
+ */
+export function storedAndQueuedRows(
+  query: StatsQuery,
+  goals: GoalDefinition[],
+  shape: ConversionRowShape,
+  settledRows: (columns: ConversionColumns) => RawBuilder<unknown>,
+  queuedSelected: RawBuilder<SqlBool> | null,
+): RawBuilder<unknown> {
+  const columns: ConversionColumns = (row) =>
+    sql.join([
+      ...(shape.attributes ? ['started_at', ...SESSION_ATTRIBUTES].map((a) => sql.ref(`s.${a}`)) : []),
+      ...(shape.session ? [sql`${row.session ?? sql`1`} AS session`] : []),
+      sql`${row.converted} AS converted`,
+      ...(shape.perGoal ? goals.map((g, i) => sql`${row.perGoal(g)} AS ${sql.ref(`goal_${i}`)}`) : []),
+    ]);
+  const since = query.range.startUtc;
+  return sql`${settledRows(columns)}
+  UNION ALL
+  SELECT ${columns({
+    session: sql`1`,
+    converted: flag(sessionConverted('s', goals, since)),
+    perGoal: (g) => flag(sessionConverted('s', [g], since)),
+  })}
+    FROM dirty_sessions q JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
+    WHERE q.site_id = ${query.site.id} AND ${rangeStarts(query)}${andAlso(queuedSelected)}`;
+}
+
+/**
+ * The converted sessions of the range that the query's filters select, from the goals stored
+ * for the settled sessions (session_goals; the goals rolled up: storedConversionsMayAnswer):
+ * each stored goal's row of the site, its session read by key (`orderedJoin`) for its start and
+ * tested for the filters, counts for its goal, and for "converted" at the session's first stored
+ * goal. The queued sessions as storedAndQueuedRows reads them. Converted sessions are a few of
+ * the range's: at 10M pageviews under country==US the raw statement, which joins every selected
+ * session of the range to its goal hits, ran past the 10-s budget on every request
+ * (BENCHMARKS.md run AW). Conversions sum the rows; the breakdown's conv_rate groups them by
+ * the session's start and attribute.
+ */
+export function storedConvertedRows(
+  query: StatsQuery,
+  goals: GoalDefinition[],
+  orderedJoin: string,
+  shape: Omit<ConversionRowShape, 'session'>,
+): RawBuilder<unknown> {
+  const firstStored = flag(
+    sql<SqlBool>`NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id < b.goal_id)`,
+  );
+  const settledRows = (columns: ConversionColumns) => sql`SELECT ${columns({
+    converted: firstStored,
+    perGoal: (g) => flag(sql<SqlBool>`b.goal_id = ${g.id}`),
+  })}
+    FROM session_goals b ${sql.raw(orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
+    WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query)}
+      AND ${settled('s')}${andAlso(sessionSelected(query, 's'))}`;
+  return storedAndQueuedRows(
+    query,
+    goals,
+    { ...shape, session: false },
+    settledRows,
+    sessionSelected(query, 's', true),
+  );
+}
