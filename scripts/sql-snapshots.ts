@@ -164,6 +164,12 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     ['Search', 'Social'],
     days,
   ),
+  'filtered.breakdown.series-sums.conv_rate.stored': breakdownStatements.seriesSums(
+    byCountry,
+    { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },
+    ['Search', 'Social'],
+    days,
+  ),
   'ecommerce.order-totals': ecommerceStatements.orderTotals(query),
   'ecommerce.order-totals.raw': ecommerceStatements.orderTotals(raw),
   'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),

@@ -347,6 +347,19 @@ describe('filters (SPEC §3)', () => {
       };
       return [data.sessions, data.converted_sessions, ...data.goals.map((g) => g.conversions)];
     };
+    // conv_rate by channel (everyone's Direct) and day: the same converted sessions.
+    const convRate = async (filters: string) => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${shop}/analytics/breakdown-timeseries`)
+        .query({ ...RANGE, metric: 'conv_rate', dimension: 'channel', limit: 1, filters })
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(200);
+      const { series } = (
+        res.body as { data: { series: Array<{ value: string; total: number; points: number[] }> } }
+      ).data;
+      expect(series.map((s) => s.value)).toEqual(['Direct', 'Other']);
+      return [series[0].total, ...series[0].points];
+    };
     // [sessions, converted, signup, price]: P both, Q none, R price.
     expect(await conversions(`goal==${signedUp}`)).toEqual([1, 1, 1, 1]); // P
     expect(await conversions(`goal!=${signedUp}`)).toEqual([2, 1, 0, 1]); // Q, R
@@ -364,6 +377,10 @@ describe('filters (SPEC §3)', () => {
       // Under other filters too, the converted sessions are read from the stored goals (the raw
       // path: [3, 2, 1, 2]); the sessions from the rollups.
       expect(await conversions('country==DE')).toEqual([3, 1, 1, 1]);
+      // So does breakdown conv_rate: P of P, Q on the 4th, none of R on the 5th (the raw
+      // path: [66.67, 50, 100]).
+      expect(await convRate('country==DE')).toEqual([33.33, 50, 0]);
+      expect(await convRate(`goal!=${signedUp}`)).toEqual([0, 0, 0]); // Q, R (raw: [50, 0, 100])
     } finally {
       await env.ds.query('INSERT INTO session_goals (site_id, session_id, goal_id) VALUES (?, ?, ?)', [
         rows.site,
@@ -384,11 +401,14 @@ describe('filters (SPEC §3)', () => {
     expect(await conversions(`goal==${signedUp};goal!=${priced}`)).toEqual([1, 1, 1, 0]); // Q
     expect(await conversions('country==DE')).toEqual([3, 3, 2, 2]); // P, Q, R
     expect(await conversions(`country==DE;goal!=${signedUp}`)).toEqual([1, 1, 0, 1]); // R
+    expect(await convRate('country==DE')).toEqual([100, 100, 100]); // P, Q; R
+    expect(await convRate(`country==DE;goal!=${priced}`)).toEqual([100, 100, 0]); // Q
 
     // A goal created now is stored at the next aggregate; until then its hits are read.
     const home = await env.goal(shop, 'Saw home', 'path', '/home');
     expect(await conversions(`goal==${home}`)).toEqual([1, 1, 1, 0, 1]); // Q
     expect(await conversions(`goal!=${home}`)).toEqual([2, 2, 1, 2, 0]); // P, R
+    expect(await convRate('country==DE')).toEqual([100, 100, 100]); // P, Q; R
     await env.aggregate();
     expect(await conversions(`goal==${home}`)).toEqual([1, 1, 1, 0, 1]); // Q
     expect(await conversions(`goal!=${home}`)).toEqual([3, 3, 2, 2, 0]); // P, R, U

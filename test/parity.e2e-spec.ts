@@ -251,7 +251,7 @@ describe('Rollup path = raw path (parity)', () => {
       for (const filters of FILTERS(i)) {
         const scoped = { ...range, filters };
         await expectReportsAgree(site, scoped, ['previous_period']);
-        for (const metric of ['sessions', 'bounce_rate', 'pageviews', 'revenue'] as const) {
+        for (const metric of ['sessions', 'bounce_rate', 'conv_rate', 'pageviews', 'revenue'] as const) {
           for (const dimension of ['country', 'channel'] as const) {
             const breakdown = { ...scoped, metric, dimension, interval: 'day' as const, limit: 3 };
             expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
