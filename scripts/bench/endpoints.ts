@@ -189,6 +189,23 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       target: 'filter-attribute',
     },
     {
+      // conv_rate's converted sessions come from the stored goals of the selected sessions.
+      name: 'breakdown conv_rate ⟨country⟩',
+      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
+      params: dated((n) => ({
+        metric: 'conv_rate',
+        dimension: 'channel',
+        interval: 'day',
+        limit: '5',
+        filters: `country==${countries[n % 3]}`,
+      })),
+      raw: {
+        dto: BreakdownQueryDto,
+        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
+      },
+      target: 'filter-attribute',
+    },
+    {
       name: 'engagement ⟨source, device⟩',
       route: '/api/v1/sites/{id}/analytics/engagement',
       params: dated(() => ({ filters: 'source==google;device==mobile' })),
