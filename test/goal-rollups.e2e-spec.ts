@@ -152,10 +152,20 @@ describe('Conversion rollups', () => {
       [site.id],
     ),
     sessionGoals: await env.ds.query(
-      'SELECT session_id, goal_id FROM session_goals WHERE site_id = ? ORDER BY session_id, goal_id',
+      'SELECT session_id, goal_id, started_at FROM session_goals WHERE site_id = ? ORDER BY session_id, goal_id',
       [site.id],
     ),
   });
+  /** Stored goals whose start is not their session's (or whose session is gone): none, ever. */
+  const startsOff = async () =>
+    (
+      await env.ds.query<Array<{ session_id: string }>>(
+        `SELECT sg.session_id FROM session_goals sg
+         LEFT JOIN sessions s ON s.site_id = sg.site_id AND s.session_id = sg.session_id
+         WHERE sg.site_id = ? AND (s.session_id IS NULL OR s.started_at <> sg.started_at)`,
+        [site.id],
+      )
+    ).map((r) => r.session_id);
   const rolledUpGoals = async () =>
     (
       await env.ds.query<Array<{ goal_id: number | string }>>(
@@ -272,17 +282,43 @@ describe('Conversion rollups', () => {
     expect((await get('/analytics/breakdown-timeseries', { ...MARCH, ...BREAKDOWN })).data).toEqual(
       ((await rawBreakdown(BREAKDOWN)) as { data: unknown }).data,
     );
+    // The earlier hits move sessions' starts: their stored goals move with them.
+    const storedStarts = async () =>
+      new Map(
+        (
+          await env.ds.query<Array<{ session_id: string; goal_id: number | string; started_at: unknown }>>(
+            'SELECT session_id, goal_id, started_at FROM session_goals WHERE site_id = ?',
+            [site.id],
+          )
+        ).map((r) => [`${r.session_id}/${r.goal_id}`, String(r.started_at)]),
+      );
+    const before = await storedStarts();
+    expect(await startsOff()).toEqual([]);
     await env.aggregate();
+    expect(await startsOff()).toEqual([]);
+    const after = await storedStarts();
+    expect(
+      [...before].filter(([row, start]) => after.has(row) && after.get(row) !== start).length,
+    ).toBeGreaterThan(0);
     expect(await conversions()).toEqual(expected());
   });
 
-  it('keeps the rollups equal to a rebuild from scratch', async () => {
+  it('keeps the rollups equal to a rebuild from scratch, and to the migration that stored the starts', async () => {
     const kept = await rollupRows();
     expect(kept.goals.length).toBeGreaterThan(0);
     expect(kept.converted.length).toBeGreaterThan(0);
     await env.ds.query('DELETE FROM rolled_up_goals WHERE site_id = ?', [site.id]);
     expect((await env.aggregateRun()).goalSites).toBe(1);
     expect(await rollupRows()).toEqual(kept);
+    // The migration copies each stored goal's start from its session.
+    const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
+    const starts = order.findIndex((name) => /SessionGoalStarts1767500000000$/.test(name));
+    expect(starts).toBeGreaterThan(0);
+    for (let i = starts; i < order.length; i++) await env.ds.undoLastMigration();
+    await env.ds.runMigrations();
+    await env.grantApiAccount();
+    expect(await rollupRows()).toEqual(kept);
+    expect(await startsOff()).toEqual([]);
   });
 
   it('rolls up a goal created after the last aggregate at the next one, and drops a deleted one', async () => {

@@ -224,6 +224,8 @@ export interface SessionGoalsTable {
   site_id: number;
   session_id: string;
   goal_id: number;
+  /** The session's start (sessions.started_at), written with the goals. */
+  started_at: Date;
 }
 
 /** Sessions that converted a goal, by 15-minute bucket of the session start. */

@@ -48,7 +48,8 @@ const toGoal = (g: GoalRow): GoalDefinition => ({
  *   `converted_day_rollups` from those, by the site's day). Until then its reports count
  *   conversions from the raw tables.
  * - `apply`, in each chunk's transaction: the re-derived sessions' old goals and attributes
- *   subtracted, their goals recomputed from all their hits and added.
+ *   subtracted, their goals recomputed from all their hits and added, each stored with the
+ *   session's start as derived now.
  */
 export class GoalRollupBuilder {
   constructor(
@@ -103,8 +104,8 @@ export class GoalRollupBuilder {
       // Sessions with a matching hit, read from the matching hits alone; derived sessions only.
       const matched = sql`SELECT DISTINCT gh.session_id FROM ${sql.raw(d.tableWithIndex('hits', 'gh', HITS_BY_STEP))}
         WHERE gh.site_id = ${siteId} AND ${goalMatch('gh', goal)}`;
-      const insert = sql`INSERT INTO session_goals (site_id, session_id, goal_id)
-        SELECT s.site_id, s.session_id, ${goal.id} FROM (${matched}) m
+      const insert = sql`INSERT INTO session_goals (site_id, session_id, goal_id, started_at)
+        SELECT s.site_id, s.session_id, ${goal.id}, s.started_at FROM (${matched}) m
         JOIN sessions s ON s.site_id = ${siteId} AND s.session_id = m.session_id`.compile(d.builder);
       await em.query(insert.sql, [...insert.parameters]);
     }
@@ -242,8 +243,9 @@ export class GoalRollupBuilder {
         });
       }
       for (const s of after)
-        for (const g of converted.get(s.session_id) ?? []) rows.push([siteId, s.session_id, g]);
+        for (const g of converted.get(s.session_id) ?? [])
+          rows.push([siteId, s.session_id, g, new Date(s.started_at)]);
     }
-    await replaceSessionRows(em, d, hadRows, 'session_goals', ['session_id', 'goal_id'], rows);
+    await replaceSessionRows(em, d, hadRows, 'session_goals', ['session_id', 'goal_id', 'started_at'], rows);
   }
 }

@@ -22,6 +22,7 @@ import { SqliteSketchAdditions1767100000000 } from './1767100000000-sketch-addit
 import { SqliteGoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 import { SqliteSessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
 import { SqliteLiveHits1767400000000 } from './1767400000000-live-hits';
+import { SqliteSessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -48,4 +49,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteGoalDayRollups1767200000000,
   SqliteSessionSpanRollups1767300000000,
   SqliteLiveHits1767400000000,
+  SqliteSessionGoalStarts1767500000000,
 ];

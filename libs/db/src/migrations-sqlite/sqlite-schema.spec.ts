@@ -442,10 +442,10 @@ const EXPECTED: Record<string, ExpectedTable> = {
     foreignKeys: [],
   },
   session_goals: {
-    columns: ['site_id INTEGER', 'session_id TEXT', 'goal_id INTEGER'],
+    columns: ['site_id INTEGER', 'session_id TEXT', 'goal_id INTEGER', 'started_at DATETIME'],
     primaryKey: ['site_id', 'session_id', 'goal_id'],
     withoutRowid: true,
-    indexes: {},
+    indexes: { ix_session_goals_site_start: index('site_id', 'started_at') },
     foreignKeys: [],
   },
   goal_rollups: {

@@ -31,6 +31,7 @@ import { SketchAdditions1767100000000 } from './1767100000000-sketch-additions';
 import { GoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 import { SessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
 import { LiveHits1767400000000 } from './1767400000000-live-hits';
+import { SessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -66,4 +67,5 @@ export const MIGRATIONS = [
   GoalDayRollups1767200000000,
   SessionSpanRollups1767300000000,
   LiveHits1767400000000,
+  SessionGoalStarts1767500000000,
 ];
