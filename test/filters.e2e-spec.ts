@@ -382,11 +382,11 @@ describe('filters (SPEC §3)', () => {
       expect(await convRate('country==DE')).toEqual([33.33, 50, 0]);
       expect(await convRate(`goal!=${signedUp}`)).toEqual([0, 0, 0]); // Q, R (raw: [50, 0, 100])
     } finally {
-      await env.ds.query('INSERT INTO session_goals (site_id, session_id, goal_id) VALUES (?, ?, ?)', [
-        rows.site,
-        rows.session,
-        rows.goal,
-      ]);
+      await env.ds.query(
+        `INSERT INTO session_goals (site_id, session_id, goal_id, started_at)
+         SELECT site_id, session_id, ?, started_at FROM sessions WHERE site_id = ? AND session_id = ?`,
+        [rows.goal, rows.site, rows.session],
+      );
     }
 
     // Q signs up late, and a new session U signs up: Q is queued, U not derived yet.

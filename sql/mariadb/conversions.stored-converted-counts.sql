@@ -5,30 +5,32 @@
 --   $3 = 7
 --   $4 = 2026-03-19T23:00:00.000Z
 --   $5 = 2026-04-02T22:00:00.000Z
---   $6 = "DE"
---   $7 = "FR"
---   $8 = 1
---   $9 = "A"
---   $10 = 2026-03-19T23:00:00.000Z
---   $11 = "signup"
---   $12 = "/thank-you"
---   $13 = "/thank-yov"
---   $14 = 10
---   $15 = "/thank-you"
---   $16 = 2026-03-19T23:00:00.000Z
---   $17 = "signup"
+--   $6 = 2026-03-19T23:00:00.000Z
+--   $7 = 2026-04-02T22:00:00.000Z
+--   $8 = "DE"
+--   $9 = "FR"
+--   $10 = 1
+--   $11 = "A"
+--   $12 = 2026-03-19T23:00:00.000Z
+--   $13 = "signup"
+--   $14 = "/thank-you"
+--   $15 = "/thank-yov"
+--   $16 = 10
+--   $17 = "/thank-you"
 --   $18 = 2026-03-19T23:00:00.000Z
---   $19 = "/thank-you"
---   $20 = "/thank-yov"
---   $21 = 10
---   $22 = "/thank-you"
---   $23 = 7
---   $24 = 2026-03-19T23:00:00.000Z
---   $25 = 2026-04-02T22:00:00.000Z
---   $26 = "DE"
---   $27 = "FR"
---   $28 = 1
---   $29 = "A"
+--   $19 = "signup"
+--   $20 = 2026-03-19T23:00:00.000Z
+--   $21 = "/thank-you"
+--   $22 = "/thank-yov"
+--   $23 = 10
+--   $24 = "/thank-you"
+--   $25 = 7
+--   $26 = 2026-03-19T23:00:00.000Z
+--   $27 = 2026-04-02T22:00:00.000Z
+--   $28 = "DE"
+--   $29 = "FR"
+--   $30 = 1
+--   $31 = "A"
 SELECT
   COALESCE(SUM(`x`.`converted`), 0) AS `converted`,
   COALESCE(SUM(`x`.`goal_0`), 0) AS `goal_0`,
@@ -63,8 +65,10 @@ FROM
       AND s.session_id = b.session_id
     WHERE
       b.site_id = ?
-      AND s.started_at >= ?
-      AND s.started_at < ?
+      AND `b`.`started_at` >= ?
+      AND `b`.`started_at` < ?
+      AND `s`.`started_at` >= ?
+      AND `s`.`started_at` < ?
       AND NOT EXISTS (
         SELECT
           1
@@ -151,8 +155,8 @@ FROM
       AND s.session_id = q.session_id
     WHERE
       q.site_id = ?
-      AND s.started_at >= ?
-      AND s.started_at < ?
+      AND `s`.`started_at` >= ?
+      AND `s`.`started_at` < ?
       AND (
         (`s`.`country` IN (?, ?))
         AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)

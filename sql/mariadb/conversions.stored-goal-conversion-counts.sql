@@ -3,33 +3,35 @@
 --   $1 = 1
 --   $2 = 2
 --   $3 = 7
---   $4 = 2
---   $5 = 2026-03-19T23:00:00.000Z
---   $6 = 2026-04-02T22:00:00.000Z
---   $7 = 1
---   $8 = 2026-03-19T23:00:00.000Z
---   $9 = "signup"
---   $10 = "/thank-you"
---   $11 = "/thank-yov"
---   $12 = 10
---   $13 = "/thank-you"
---   $14 = 2026-03-19T23:00:00.000Z
---   $15 = "signup"
+--   $4 = 2026-03-19T23:00:00.000Z
+--   $5 = 2026-04-02T22:00:00.000Z
+--   $6 = 2
+--   $7 = 2026-03-19T23:00:00.000Z
+--   $8 = 2026-04-02T22:00:00.000Z
+--   $9 = 1
+--   $10 = 2026-03-19T23:00:00.000Z
+--   $11 = "signup"
+--   $12 = "/thank-you"
+--   $13 = "/thank-yov"
+--   $14 = 10
+--   $15 = "/thank-you"
 --   $16 = 2026-03-19T23:00:00.000Z
---   $17 = "/thank-you"
---   $18 = "/thank-yov"
---   $19 = 10
---   $20 = "/thank-you"
---   $21 = 7
---   $22 = 2026-03-19T23:00:00.000Z
---   $23 = 2026-04-02T22:00:00.000Z
---   $24 = 7
---   $25 = "/thank-you"
---   $26 = "/thank-yov"
---   $27 = 10
---   $28 = "/thank-you"
---   $29 = 7
---   $30 = "signup"
+--   $17 = "signup"
+--   $18 = 2026-03-19T23:00:00.000Z
+--   $19 = "/thank-you"
+--   $20 = "/thank-yov"
+--   $21 = 10
+--   $22 = "/thank-you"
+--   $23 = 7
+--   $24 = 2026-03-19T23:00:00.000Z
+--   $25 = 2026-04-02T22:00:00.000Z
+--   $26 = 7
+--   $27 = "/thank-you"
+--   $28 = "/thank-yov"
+--   $29 = 10
+--   $30 = "/thank-you"
+--   $31 = 7
+--   $32 = "signup"
 SELECT
   COALESCE(SUM(`x`.`session`), 0) AS `sessions`,
   COALESCE(SUM(`x`.`converted`), 0) AS `converted`,
@@ -62,9 +64,11 @@ FROM
       AND sg.session_id = s.session_id
     WHERE
       b.site_id = ?
+      AND `b`.`started_at` >= ?
+      AND `b`.`started_at` < ?
       AND b.goal_id IN (?)
-      AND s.started_at >= ?
-      AND s.started_at < ?
+      AND `s`.`started_at` >= ?
+      AND `s`.`started_at` < ?
       AND NOT EXISTS (
         SELECT
           1
@@ -160,8 +164,8 @@ FROM
       AND s.session_id = q.session_id
     WHERE
       q.site_id = ?
-      AND s.started_at >= ?
-      AND s.started_at < ?
+      AND `s`.`started_at` >= ?
+      AND `s`.`started_at` < ?
       AND (
         (`s`.`site_id`, `s`.`session_id`) IN (
           SELECT

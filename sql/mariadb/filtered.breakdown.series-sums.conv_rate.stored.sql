@@ -28,23 +28,25 @@
 --   $26 = 7
 --   $27 = 2026-03-19T23:00:00.000Z
 --   $28 = 2026-04-02T22:00:00.000Z
---   $29 = "DE"
---   $30 = "FR"
---   $31 = 1
---   $32 = "A"
---   $33 = 2026-03-19T23:00:00.000Z
---   $34 = "signup"
---   $35 = "/thank-you"
---   $36 = "/thank-yov"
---   $37 = 10
---   $38 = "/thank-you"
---   $39 = 7
---   $40 = 2026-03-19T23:00:00.000Z
---   $41 = 2026-04-02T22:00:00.000Z
---   $42 = "DE"
---   $43 = "FR"
---   $44 = 1
---   $45 = "A"
+--   $29 = 2026-03-19T23:00:00.000Z
+--   $30 = 2026-04-02T22:00:00.000Z
+--   $31 = "DE"
+--   $32 = "FR"
+--   $33 = 1
+--   $34 = "A"
+--   $35 = 2026-03-19T23:00:00.000Z
+--   $36 = "signup"
+--   $37 = "/thank-you"
+--   $38 = "/thank-yov"
+--   $39 = 10
+--   $40 = "/thank-you"
+--   $41 = 7
+--   $42 = 2026-03-19T23:00:00.000Z
+--   $43 = 2026-04-02T22:00:00.000Z
+--   $44 = "DE"
+--   $45 = "FR"
+--   $46 = 1
+--   $47 = "A"
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -157,8 +159,10 @@ FROM
               AND s.session_id = b.session_id
             WHERE
               b.site_id = ?
-              AND s.started_at >= ?
-              AND s.started_at < ?
+              AND `b`.`started_at` >= ?
+              AND `b`.`started_at` < ?
+              AND `s`.`started_at` >= ?
+              AND `s`.`started_at` < ?
               AND NOT EXISTS (
                 SELECT
                   1
@@ -211,8 +215,8 @@ FROM
               AND s.session_id = q.session_id
             WHERE
               q.site_id = ?
-              AND s.started_at >= ?
-              AND s.started_at < ?
+              AND `s`.`started_at` >= ?
+              AND `s`.`started_at` < ?
               AND (
                 (`s`.`country` IN (?, ?))
                 AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)

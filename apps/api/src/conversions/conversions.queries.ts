@@ -149,7 +149,8 @@ export const conversionsStatements = {
    * The same counts over the sessions of the range that `selection` counts (storedGoalSelection:
    * every condition on `goal`, the goals rolled up), from the goals stored for them
    * (session_goals). Each settled session of the range that converted a base goal is read from
-   * that goal's rows (at its first base goal, when it converted several), tested for the other
+   * that goal's rows of the range (by the start stored with them, as storedConvertedRows reads
+   * them; at its first base goal, when it converted several), tested for the other
    * conditions on its own rows, and joined to all its rows: one row per goal it converted, so
    * a session counts once (at its base goal's row), converted (it converted a base goal) and
    * for each goal it converted. The queued sessions as storedAndQueuedRows reads them. At 10M
@@ -175,7 +176,7 @@ export const conversionsStatements = {
       })}
     FROM session_goals b ${sql.raw(d.orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
       ${sql.raw(d.orderedJoin)} session_goals sg ON sg.site_id = s.site_id AND sg.session_id = s.session_id
-    WHERE b.site_id = ${query.site.id} AND b.goal_id IN (${sql.join(selection.base)})${firstBase}
+    WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query, 'b')} AND b.goal_id IN (${sql.join(selection.base)})${firstBase}
       AND ${rangeStarts(query)} AND ${settled('s')}${andAlso(selection.rest('s'))}`;
       const counted = { ...query, filters: selection.counted };
       const shape = { attributes: false, session: true, perGoal: true };

@@ -2,15 +2,16 @@ import { RawBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition, sessionConverted } from '../conversions';
 import { SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
+import { col } from './col';
 import { settled } from './pageviews-by-session';
 import { andAlso, sessionSelected } from './session-filter';
 
 /** 1 where `condition` holds, else 0. */
 export const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
 
-/** Sessions `s` that started in the query's range. */
-export const rangeStarts = (query: StatsQuery) =>
-  sql<SqlBool>`s.started_at >= ${query.range.startUtc} AND s.started_at < ${query.range.endUtc}`;
+/** Rows `alias` (sessions, or stored goals by their session's start) that started in the query's range. */
+export const rangeStarts = (query: StatsQuery, alias = 's') =>
+  sql<SqlBool>`${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}`;
 
 /** What a row of storedAndQueuedRows counts: the session (optional), "converted", and each goal. */
 export type ConversionColumns = (row: {
@@ -65,9 +66,10 @@ export function storedAndQueuedRows(
 /**
  * The converted sessions of the range that the query's filters select, from the goals stored
  * for the settled sessions (session_goals; the goals rolled up: storedConversionsMayAnswer):
- * each stored goal's row of the site, its session read by key (`orderedJoin`) for its start and
- * tested for the filters, counts for its goal, and for "converted" at the session's first stored
- * goal. The queued sessions as storedAndQueuedRows reads them. Converted sessions are a few of
+ * each stored goal's row of a session that started in the range (by the session's start stored
+ * with it: ix_session_goals_site_start), its session read by key (`orderedJoin`) and tested for
+ * the filters, counts for its goal, and for "converted" at the session's first stored goal. A
+ * settled session's stored start is its row's (aggregate writes both), tested on both. The queued sessions as storedAndQueuedRows reads them. Converted sessions are a few of
  * the range's: at 10M pageviews under country==US the raw statement, which joins every selected
  * session of the range to its goal hits, ran past the 10-s budget on every request
  * (BENCHMARKS.md run AW). Conversions sum the rows; the breakdown's conv_rate groups them by
@@ -87,7 +89,7 @@ export function storedConvertedRows(
     perGoal: (g) => flag(sql<SqlBool>`b.goal_id = ${g.id}`),
   })}
     FROM session_goals b ${sql.raw(orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
-    WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query)}
+    WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query, 'b')} AND ${rangeStarts(query)}
       AND ${settled('s')}${andAlso(sessionSelected(query, 's'))}`;
   return storedAndQueuedRows(
     query,
