@@ -147,10 +147,10 @@ FROM
                   SELECT
                     1
                   FROM
-                    session_goals sg
+                    session_goals stored_goal
                   WHERE
-                    sg.site_id = s.site_id
-                    AND sg.session_id = s.session_id
+                    stored_goal.site_id = `s`.`site_id`
+                    AND stored_goal.session_id = `s`.`session_id`
                 ) THEN 1
                 ELSE 0
               END AS converted

@@ -120,10 +120,10 @@ FROM
               SELECT
                 1
               FROM
-                session_goals sg
+                session_goals stored_goal
               WHERE
-                sg.site_id = s.site_id
-                AND sg.session_id = s.session_id
+                stored_goal.site_id = `s`.`site_id`
+                AND stored_goal.session_id = `s`.`session_id`
             ) THEN 1
             ELSE 0
           END AS converted,
@@ -150,11 +150,11 @@ FROM
               SELECT
                 1
               FROM
-                session_goals sg
+                session_goals stored_goal
               WHERE
-                sg.site_id = s.site_id
-                AND sg.session_id = s.session_id
-                AND sg.goal_id = ?
+                stored_goal.site_id = `s`.`site_id`
+                AND stored_goal.session_id = `s`.`session_id`
+                AND stored_goal.goal_id IN (?)
             ) THEN 1
             ELSE 0
           END AS `goal_0`,
@@ -183,11 +183,11 @@ FROM
               SELECT
                 1
               FROM
-                session_goals sg
+                session_goals stored_goal
               WHERE
-                sg.site_id = s.site_id
-                AND sg.session_id = s.session_id
-                AND sg.goal_id = ?
+                stored_goal.site_id = `s`.`site_id`
+                AND stored_goal.session_id = `s`.`session_id`
+                AND stored_goal.goal_id IN (?)
             ) THEN 1
             ELSE 0
           END AS `goal_1`

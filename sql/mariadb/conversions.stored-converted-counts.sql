@@ -43,11 +43,11 @@ FROM
           SELECT
             1
           FROM
-            session_goals e
+            session_goals stored_goal
           WHERE
-            e.site_id = b.site_id
-            AND e.session_id = b.session_id
-            AND e.goal_id < b.goal_id
+            stored_goal.site_id = `b`.`site_id`
+            AND stored_goal.session_id = `b`.`session_id`
+            AND stored_goal.goal_id < `b`.`goal_id`
         ) THEN 1
         ELSE 0
       END AS converted,

@@ -83,11 +83,11 @@ FROM
           SELECT
             1
           FROM
-            session_goals fg
+            session_goals stored_goal
           WHERE
-            fg.site_id = `s`.`site_id`
-            AND fg.session_id = `s`.`session_id`
-            AND fg.goal_id IN (?)
+            stored_goal.site_id = `s`.`site_id`
+            AND stored_goal.session_id = `s`.`session_id`
+            AND stored_goal.goal_id IN (?)
         )
       )
     UNION ALL

@@ -18,6 +18,7 @@ import {
   sharedStatements,
   StatsQuery,
   StoredGoalSelection,
+  storedGoalExists,
   storedGoalSelection,
   storedConversionsMayAnswer,
   storedGoalsMayAnswer,
@@ -167,7 +168,7 @@ export const conversionsStatements = {
       const firstBase =
         selection.base.length === 1
           ? sql``
-          : sql` AND NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id IN (${sql.join(selection.base)}) AND e.goal_id < b.goal_id)`;
+          : sql` AND NOT ${storedGoalExists('b', { goalIds: selection.base, before: 'b' })}`;
       const atBase = flag(sql<SqlBool>`sg.goal_id = b.goal_id`);
       const settledRows = (columns: ConversionColumns) => sql`SELECT ${columns({
         session: atBase,

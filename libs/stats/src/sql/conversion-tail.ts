@@ -1,7 +1,9 @@
-import { RawBuilder, sql, SqlBool } from 'kysely';
+import { RawBuilder, sql } from 'kysely';
 import { GoalDefinition, sessionConverted } from '../conversions';
 import { SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
+import { storedGoalExists } from './session-filter';
+import { flag } from './stored-conversions';
 import { where } from './where';
 /**
  * The not-yet-aggregated tail of the conversion rollups, which hold each derived session with
@@ -16,11 +18,8 @@ export function conversionTail(
   goals: GoalDefinition[],
   options: { perGoal: boolean } = { perGoal: true },
 ): RawBuilder<unknown> {
-  const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
   const stored = (goal?: GoalDefinition) =>
-    sql<SqlBool>`EXISTS (SELECT 1 FROM session_goals sg WHERE sg.site_id = s.site_id AND sg.session_id = s.session_id${
-      goal === undefined ? sql`` : sql` AND sg.goal_id = ${goal.id}`
-    })`;
+    storedGoalExists('s', goal === undefined ? {} : { goalIds: [goal.id] });
   const since = query.range.startUtc;
   return sql`SELECT s.started_at, ${sql.join(SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)))},
       ${flag(sessionConverted('s', goals, since))} - ${flag(stored())} AS converted${sql.join(

@@ -5,6 +5,7 @@ import {
   SessionScope,
   sessionSelected,
   StatsFilter,
+  storedGoalExists,
   storedGoalSelection,
 } from './session-filter';
 
@@ -63,7 +64,7 @@ describe('storedGoalSelection: conditions on goals over the stored goals of sett
     expect(selection.counted).toHaveLength(3);
     const rest = text(selection.rest('s'));
     expect(rest.sql).toBe(
-      'SELECT 1 WHERE (NOT EXISTS (SELECT 1 FROM session_goals fg WHERE fg.site_id = `s`.`site_id` AND fg.session_id = `s`.`session_id` AND fg.goal_id IN (?)) AND EXISTS (SELECT 1 FROM session_goals fg WHERE fg.site_id = `s`.`site_id` AND fg.session_id = `s`.`session_id` AND fg.goal_id IN (?)))',
+      'SELECT 1 WHERE (NOT EXISTS (SELECT 1 FROM session_goals stored_goal WHERE stored_goal.site_id = `s`.`site_id` AND stored_goal.session_id = `s`.`session_id` AND stored_goal.goal_id IN (?)) AND EXISTS (SELECT 1 FROM session_goals stored_goal WHERE stored_goal.site_id = `s`.`site_id` AND stored_goal.session_id = `s`.`session_id` AND stored_goal.goal_id IN (?)))',
     );
     expect(rest.parameters).toEqual([5, 6]);
     expect(storedGoalSelection([goal('==', 3)])!.rest('s')).toBeNull();
@@ -81,5 +82,21 @@ describe('storedGoalSelection: conditions on goals over the stored goals of sett
       },
     ]);
     expect(selection.rest('s')).toBeNull();
+  });
+});
+
+describe("storedGoalExists: a goal stored for the row's session", () => {
+  const text = (condition: ReturnType<typeof storedGoalExists>) =>
+    sql`SELECT 1 WHERE ${condition}`.compile(mariadbDialect.builder);
+
+  it("any goal, some goals, or one before a stored goal row (its session's first when negated)", () => {
+    expect(text(storedGoalExists('s')).sql).toBe(
+      'SELECT 1 WHERE EXISTS (SELECT 1 FROM session_goals stored_goal WHERE stored_goal.site_id = `s`.`site_id` AND stored_goal.session_id = `s`.`session_id`)',
+    );
+    const first = text(storedGoalExists('b', { goalIds: [3, 4], before: 'b' }));
+    expect(first.sql).toBe(
+      'SELECT 1 WHERE EXISTS (SELECT 1 FROM session_goals stored_goal WHERE stored_goal.site_id = `b`.`site_id` AND stored_goal.session_id = `b`.`session_id` AND stored_goal.goal_id IN (?, ?) AND stored_goal.goal_id < `b`.`goal_id`)',
+    );
+    expect(first.parameters).toEqual([3, 4]);
   });
 });

@@ -145,6 +145,21 @@ export function rollupValueSelected(
 }
 
 /**
+ * The session of row `row` (a sessions row, or a stored goal's) has a goal stored for it
+ * (session_goals): one of `goalIds` when given; with a lower id than the stored goal's row
+ * `before` when given (so that, negated, `before` is its session's first stored goal).
+ */
+export function storedGoalExists(
+  row: string,
+  options: { goalIds?: readonly number[]; before?: string } = {},
+): RawBuilder<SqlBool> {
+  const { goalIds, before } = options;
+  const among = goalIds === undefined ? sql`` : sql` AND stored_goal.goal_id IN (${sql.join(goalIds)})`;
+  const earlier = before === undefined ? sql`` : sql` AND stored_goal.goal_id < ${col(before, 'goal_id')}`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM session_goals stored_goal WHERE stored_goal.site_id = ${col(row, 'site_id')} AND stored_goal.session_id = ${col(row, 'session_id')}${among}${earlier})`;
+}
+
+/**
  * The filters as a selection of settled sessions by the goals stored for them (session_goals:
  * each derived session's converted goals, by the same match as the `goal` condition, from all
  * its hits), when every condition is on `goal`; null otherwise. For a session whose row
@@ -186,8 +201,7 @@ export function storedGoalSelection(filters: readonly StatsFilter[]): StoredGoal
   }
   const others = filters.filter((_, i) => i !== first);
   const stored = (f: StatsFilter, s: string) => {
-    const ids = goalsOf(f).map((g) => g.id);
-    const any = sql<SqlBool>`EXISTS (SELECT 1 FROM session_goals fg WHERE fg.site_id = ${col(s, 'site_id')} AND fg.session_id = ${col(s, 'session_id')} AND fg.goal_id IN (${sql.join(ids)}))`;
+    const any = storedGoalExists(s, { goalIds: goalsOf(f).map((g) => g.id) });
     return f.operator === '==' ? any : sql<SqlBool>`NOT ${any}`;
   };
   return {

@@ -4,7 +4,7 @@ import { SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { settled } from './pageviews-by-session';
-import { andAlso, sessionSelected } from './session-filter';
+import { andAlso, sessionSelected, storedGoalExists } from './session-filter';
 
 /** 1 where `condition` holds, else 0. */
 export const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
@@ -81,9 +81,7 @@ export function storedConvertedRows(
   orderedJoin: string,
   shape: Omit<ConversionRowShape, 'session'>,
 ): RawBuilder<unknown> {
-  const firstStored = flag(
-    sql<SqlBool>`NOT EXISTS (SELECT 1 FROM session_goals e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.goal_id < b.goal_id)`,
-  );
+  const firstStored = flag(sql<SqlBool>`NOT ${storedGoalExists('b', { before: 'b' })}`);
   const settledRows = (columns: ConversionColumns) => sql`SELECT ${columns({
     converted: firstStored,
     perGoal: (g) => flag(sql<SqlBool>`b.goal_id = ${g.id}`),
