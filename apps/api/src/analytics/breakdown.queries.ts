@@ -76,6 +76,21 @@ interface MetricSource {
   volume: RawBuilder<unknown>;
 }
 
+/**
+ * conv_rate's source over a row set `(t, value, num, den)`: converted sessions in `num`,
+ * sessions in `den`, summed per group (the sessions rank the values).
+ */
+function convertedAndSessions(d: SqlDialect, rows: RawBuilder<unknown>): MetricSource {
+  return {
+    rows: d.builder.selectFrom(rows.as('cr')) as AnySelect,
+    time: sql`${col('cr', 't')}`,
+    value: sql<string>`${col('cr', 'value')}`,
+    num: sql`${col('cr', 'num')}`,
+    den: sql`${col('cr', 'den')}`,
+    volume: sql`SUM(${col('cr', 'den')})`,
+  };
+}
+
 function metricSource(
   d: SqlDialect,
   query: StatsQuery,
@@ -175,14 +190,7 @@ function metricSource(
           UNION ALL
           SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${conversionTail(query, goals, { perGoal: false })}) x
         )`;
-        return {
-          rows: d.builder.selectFrom(rows.as('cr')) as AnySelect,
-          time: sql`${col('cr', 't')}`,
-          value: sql<string>`${col('cr', 'value')}`,
-          num: sql`${col('cr', 'num')}`,
-          den: sql`${col('cr', 'den')}`,
-          volume: sql`SUM(${col('cr', 'den')})`,
-        };
+        return convertedAndSessions(d, rows);
       }
       if (storedConversionsMayAnswer(query, request.goalsRolledUp ?? false)) {
         // Under filters: the selected sessions as the sessions metric reads them (the attribute
@@ -205,14 +213,7 @@ function metricSource(
           UNION ALL
           SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${converted}) x
         )`;
-        return {
-          rows: d.builder.selectFrom(rows.as('cr')) as AnySelect,
-          time: sql`${col('cr', 't')}`,
-          value: sql<string>`${col('cr', 'value')}`,
-          num: sql`${col('cr', 'num')}`,
-          den: sql`${col('cr', 'den')}`,
-          volume: sql`SUM(${col('cr', 'den')})`,
-        };
+        return convertedAndSessions(d, rows);
       }
       // Converted: the session has a row among the sessions with a hit matching any goal.
       return sessionRows(
