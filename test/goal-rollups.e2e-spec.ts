@@ -151,6 +151,16 @@ describe('Conversion rollups', () => {
       'SELECT dimension, bucket, value, sessions FROM converted_day_rollups WHERE site_id = ? ORDER BY dimension, bucket, value',
       [site.id],
     ),
+    goalAttributes: await env.ds.query(
+      `SELECT goal_id, bucket, channel, source, country, device, browser, sessions FROM goal_attribute_rollups
+       WHERE site_id = ? ORDER BY goal_id, bucket, attributes_hash`,
+      [site.id],
+    ),
+    goalAttributeDays: await env.ds.query(
+      `SELECT goal_id, bucket, channel, source, country, device, browser, sessions FROM goal_attribute_day_rollups
+       WHERE site_id = ? ORDER BY goal_id, bucket, attributes_hash`,
+      [site.id],
+    ),
     sessionGoals: await env.ds.query(
       'SELECT session_id, goal_id, started_at FROM session_goals WHERE site_id = ? ORDER BY session_id, goal_id',
       [site.id],
@@ -174,17 +184,21 @@ describe('Conversion rollups', () => {
       )
     ).map((r) => Number(r.goal_id));
   /** What the same requests give from the raw tables alone. */
-  const raw = async () => {
-    const query = { ...(await app.get(StatsQueryParser).parse(site, MARCH)), tables: 'raw' as const };
+  const raw = async (params: object = MARCH) => {
+    const query = { ...(await app.get(StatsQueryParser).parse(site, params)), tables: 'raw' as const };
     return JSON.parse(JSON.stringify(await app.get(ConversionsService).report(query))) as unknown;
   };
-  const rawBreakdown = async (params: {
-    metric: 'conv_rate';
-    dimension: 'country';
-    interval: 'day';
-    limit: number;
-  }) => {
-    const query = { ...(await app.get(StatsQueryParser).parse(site, MARCH)), tables: 'raw' as const };
+  const rawBreakdown = async (
+    params: {
+      metric: 'conv_rate';
+      dimension: 'country';
+      interval: 'day';
+      limit: number;
+    },
+    filters?: string,
+  ) => {
+    const scoped = filters === undefined ? MARCH : { ...MARCH, filters };
+    const query = { ...(await app.get(StatsQueryParser).parse(site, scoped)), tables: 'raw' as const };
     return JSON.parse(JSON.stringify(await app.get(BreakdownService).report(query, params))) as unknown;
   };
   const BREAKDOWN = { metric: 'conv_rate', dimension: 'country', interval: 'day', limit: 2 } as const;
@@ -282,6 +296,15 @@ describe('Conversion rollups', () => {
     expect((await get('/analytics/breakdown-timeseries', { ...MARCH, ...BREAKDOWN })).data).toEqual(
       ((await rawBreakdown(BREAKDOWN)) as { data: unknown }).data,
     );
+    // Under conditions on attributes (the goal attribute rollups, and the queued sessions as
+    // their rows stand), and on attributes with a page (the stored goals).
+    for (const filters of ['country==DE|FR', 'country!=DE', `country==US;page==/pricing`]) {
+      const scoped = { ...MARCH, filters };
+      expect(await get('/conversions', scoped)).toEqual(await raw(scoped));
+      expect((await get('/analytics/breakdown-timeseries', { ...scoped, ...BREAKDOWN })).data).toEqual(
+        ((await rawBreakdown(BREAKDOWN, filters)) as { data: unknown }).data,
+      );
+    }
     // The earlier hits move sessions' starts: their stored goals move with them.
     const storedStarts = async () =>
       new Map(
@@ -303,10 +326,12 @@ describe('Conversion rollups', () => {
     expect(await conversions()).toEqual(expected());
   });
 
-  it('keeps the rollups equal to a rebuild from scratch, and to the migration that stored the starts', async () => {
+  it('keeps the rollups equal to a rebuild from scratch, and to the migrations that stored the starts and filled the attribute rows', async () => {
     const kept = await rollupRows();
     expect(kept.goals.length).toBeGreaterThan(0);
     expect(kept.converted.length).toBeGreaterThan(0);
+    expect(kept.goalAttributes.length).toBeGreaterThan(kept.goals.length);
+    expect(kept.goalAttributeDays.length).toBeGreaterThan(0);
     await env.ds.query('DELETE FROM rolled_up_goals WHERE site_id = ?', [site.id]);
     expect((await env.aggregateRun()).goalSites).toBe(1);
     expect(await rollupRows()).toEqual(kept);

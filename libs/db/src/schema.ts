@@ -132,6 +132,23 @@ export interface SessionRollupsTable {
   duration_seconds: string;
 }
 
+/**
+ * Sessions that converted a goal (goal_id 0: any goal) per bucket and combination of the five
+ * session attributes (migration 1767600000000).
+ */
+export interface GoalAttributeRollupsTable {
+  site_id: number;
+  goal_id: number;
+  bucket: Date;
+  attributes_hash: Buffer;
+  channel: string;
+  source: string;
+  country: string;
+  device: string;
+  browser: string;
+  sessions: number;
+}
+
 /** Per bucket and combination of the five session attributes (migration 1764700000000). */
 export interface SessionAttributeRollupsTable {
   site_id: number;
@@ -364,6 +381,9 @@ export interface StatsDatabase {
   /** goal_rollups by the site's local day (migration 1767200000000). */
   goal_day_rollups: GoalRollupsTable;
   converted_rollups: ConvertedRollupsTable;
+  goal_attribute_rollups: GoalAttributeRollupsTable;
+  /** goal_attribute_rollups by the site's local day. */
+  goal_attribute_day_rollups: GoalAttributeRollupsTable;
   /** converted_rollups by the site's local day (migration 1766400000000). */
   converted_day_rollups: ConvertedRollupsTable;
   rolled_up_goals: RolledUpGoalsTable;

@@ -4,12 +4,19 @@ import { HITS_BY_STEP, SESSION_ATTRIBUTES } from '@app/stats/definitions';
 import {
   conversionRollupDeltas,
   ConvertedRollupDelta,
+  fillGoalAttributeRollups,
+  GoalAttributeRollupDelta,
   GoalRollupDelta,
   GoalSession,
 } from '@app/stats/rollups/goal-rollup';
-import { CONVERTED_DAY_ROLLUP, GOAL_DAY_ROLLUP, refillDayRollups } from '@app/stats/rollups/day-refill';
+import {
+  CONVERTED_DAY_ROLLUP,
+  GOAL_ATTRIBUTE_DAY_ROLLUP,
+  GOAL_DAY_ROLLUP,
+  refillDayRollups,
+} from '@app/stats/rollups/day-refill';
 import { attributeRow, byDay } from '@app/stats/rollups/session-bucket-rollup';
-import type { RolledUpSession } from '@app/stats/rollups/session-rollup';
+import { md5, ROLLUP_DIMENSIONS, type RolledUpSession } from '@app/stats/rollups/session-rollup';
 import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
 import { withDeadlockRetry } from './retry';
@@ -44,8 +51,8 @@ const toGoal = (g: GoalRow): GoalDefinition => ({
  * - `reconcile`, at the start of every `aggregate`: a site whose goals differ from the ones its
  *   rollups hold (a goal created, or deleted) gets `session_goals` of the new goals from their
  *   matching hits (through the step index), loses those of deleted goals, and has its
- *   `goal_rollups` and `converted_rollups` rebuilt from them (and `goal_day_rollups` and
- *   `converted_day_rollups` from those, by the site's day). Until then its reports count
+ *   `goal_rollups`, `converted_rollups` and `goal_attribute_rollups` rebuilt from them (and
+ *   their day rows from those, by the site's day). Until then its reports count
  *   conversions from the raw tables.
  * - `apply`, in each chunk's transaction: the re-derived sessions' old goals and attributes
  *   subtracted, their goals recomputed from all their hits and added, each stored with the
@@ -129,9 +136,11 @@ export class GoalRollupBuilder {
         [siteId, siteId],
       );
     }
+    await em.query('DELETE FROM goal_attribute_rollups WHERE site_id = ?', [siteId]);
+    await fillGoalAttributeRollups(em, d, siteId);
     await refillDayRollups(em, {
       dialect: d,
-      rollups: [GOAL_DAY_ROLLUP, CONVERTED_DAY_ROLLUP],
+      rollups: [GOAL_DAY_ROLLUP, CONVERTED_DAY_ROLLUP, GOAL_ATTRIBUTE_DAY_ROLLUP],
       sites: { id: siteId },
     });
     await em.query('DELETE FROM rolled_up_goals WHERE site_id = ?', [siteId]);
@@ -238,6 +247,20 @@ export class GoalRollupBuilder {
           sums: ['sessions'],
           identity: ['dimension', 'bucket', 'value'],
           keyValues: (r) => [r.dimension, r.bucket, r.value],
+          sumValues: (r) => [r.sessions],
+          count: SESSIONS_COUNT,
+        });
+      }
+      for (const [table, deltaRows] of [
+        ['goal_attribute_rollups', deltas.attributes],
+        ['goal_attribute_day_rollups', sessionsByDay(deltas.attributes, (r) => `${r.goalId}\u0000${r.key}`)],
+      ] as const) {
+        await writeRollupDeltas<GoalAttributeRollupDelta>(em, d, siteId, deltaRows, {
+          table,
+          keys: ['goal_id', 'bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS],
+          sums: ['sessions'],
+          identity: ['goal_id', 'bucket', 'attributes_hash'],
+          keyValues: (r) => [r.goalId, r.bucket, md5(r.key), ...ROLLUP_DIMENSIONS.map((a) => r[a])],
           sumValues: (r) => [r.sessions],
           count: SESSIONS_COUNT,
         });

@@ -23,3 +23,4 @@ export * from './rollups/day-split';
 export * from './sql/conversion-tail';
 export * from './sql/pageviews-by-rollup';
 export * from './sql/stored-conversions';
+export * from './rollups/goal-rollup';

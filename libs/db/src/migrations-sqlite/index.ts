@@ -23,6 +23,7 @@ import { SqliteGoalDayRollups1767200000000 } from './1767200000000-goal-day-roll
 import { SqliteSessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
 import { SqliteLiveHits1767400000000 } from './1767400000000-live-hits';
 import { SqliteSessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
+import { SqliteGoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -50,4 +51,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionSpanRollups1767300000000,
   SqliteLiveHits1767400000000,
   SqliteSessionGoalStarts1767500000000,
+  SqliteGoalAttributeRollups1767600000000,
 ];

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { registerSqlFunctions } from '../sqlite/embedded-driver';
 import { SQLITE_MIGRATIONS } from './index';
 
 /**
@@ -448,6 +449,42 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: { ix_session_goals_site_start: index('site_id', 'started_at') },
     foreignKeys: [],
   },
+  goal_attribute_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'goal_id INTEGER',
+      'bucket DATETIME',
+      'attributes_hash BLOB',
+      'channel TEXT',
+      'source TEXT',
+      'country TEXT',
+      'device TEXT',
+      'browser TEXT',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'goal_id', 'bucket', 'attributes_hash'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  goal_attribute_day_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'goal_id INTEGER',
+      'bucket DATETIME',
+      'attributes_hash BLOB',
+      'channel TEXT',
+      'source TEXT',
+      'country TEXT',
+      'device TEXT',
+      'browser TEXT',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'goal_id', 'bucket', 'attributes_hash'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   goal_rollups: {
     columns: ['site_id INTEGER', 'goal_id INTEGER', 'bucket DATETIME', 'sessions INTEGER'],
     primaryKey: ['site_id', 'goal_id', 'bucket'],
@@ -658,6 +695,8 @@ describe('SqliteSchema1765100000000', () => {
     ds = new DataSource({
       type: 'better-sqlite3',
       database: ':memory:',
+      // The SQL functions every SQLite connection has (md5_bytes, the goal attribute rollups' fill).
+      prepareDatabase: registerSqlFunctions,
       migrations: SQLITE_MIGRATIONS,
       migrationsTableName: 'migrations',
     });

@@ -32,6 +32,7 @@ import { GoalDayRollups1767200000000 } from './1767200000000-goal-day-rollups';
 import { SessionSpanRollups1767300000000 } from './1767300000000-session-span-rollups';
 import { LiveHits1767400000000 } from './1767400000000-live-hits';
 import { SessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
+import { GoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -68,4 +69,5 @@ export const MIGRATIONS = [
   SessionSpanRollups1767300000000,
   LiveHits1767400000000,
   SessionGoalStarts1767500000000,
+  GoalAttributeRollups1767600000000,
 ];

@@ -44,6 +44,13 @@ export function loadBetterSqlite3(): typeof BetterSqlite3 {
   }
 }
 
+/** The SQL functions the dialect's statements call (md5_bytes), on one connection. */
+export function registerSqlFunctions(db: Pick<BetterSqlite3.Database, 'function'>): void {
+  db.function(MD5_BYTES, { deterministic: true }, (text: string | null) =>
+    text === null ? null : createHash('md5').update(text, 'utf8').digest(),
+  );
+}
+
 /**
  * better-sqlite3 for TypeORM's `driver` option, binding Date parameters as the stored UTC
  * text (the driver binds only numbers, strings, bigints and buffers, and TypeORM converts
@@ -53,9 +60,7 @@ export function embeddedSqliteDriver(): typeof BetterSqlite3 {
   const Database = loadBetterSqlite3();
   function open(file: string, options?: BetterSqlite3.Options): BetterSqlite3.Database {
     const db = new Database(file, options);
-    db.function(MD5_BYTES, { deterministic: true }, (text: string | null) =>
-      text === null ? null : createHash('md5').update(text, 'utf8').digest(),
-    );
+    registerSqlFunctions(db);
     const prepare = db.prepare.bind(db) as (source: string) => BetterSqlite3.Statement;
     db.prepare = ((source: string) => bindingDates(prepare(source))) as typeof db.prepare;
     return db;

@@ -88,6 +88,18 @@ export const GOAL_DAY_ROLLUP: DayRollup = {
   sums: ['sessions'],
 };
 
+/**
+ * Sessions that converted each goal and any goal by combination of the five attributes, by
+ * the site's day, created by migration 1767600000000.
+ */
+export const GOAL_ATTRIBUTE_DAY_ROLLUP: DayRollup = {
+  day: 'goal_attribute_day_rollups',
+  quarter: 'goal_attribute_rollups',
+  keys: ['goal_id', 'attributes_hash'],
+  texts: ['channel', 'source', 'country', 'device', 'browser'],
+  sums: ['sessions'],
+};
+
 const DAYS_PER_STATEMENT = 500;
 
 /**

@@ -1,4 +1,5 @@
-import { conversionRollupDeltas, GoalSession } from './goal-rollup';
+import { ANY_GOAL, conversionRollupDeltas, GoalSession } from './goal-rollup';
+import { attributeKey } from './session-rollup';
 
 const session = (id: string, at: string, goals: number[], country = 'DE'): GoalSession => ({
   session_id: id,
@@ -34,7 +35,7 @@ describe('conversionRollupDeltas', () => {
         [session('a', '2026-03-01T10:00:00Z', [3]), session('b', '2026-03-01T10:05:00Z', [])],
         [session('a', '2026-03-01T10:10:00Z', [3]), session('b', '2026-03-01T10:05:00Z', [])],
       ),
-    ).toEqual({ goals: [], converted: [] });
+    ).toEqual({ goals: [], converted: [], attributes: [] });
   });
 
   it('moves a session whose start, attribute and goals changed', () => {
@@ -54,6 +55,32 @@ describe('conversionRollupDeltas', () => {
       { dimension: 'country', bucket: now, value: 'FR', sessions: 1 },
     ]);
     expect(converted).toHaveLength(10);
+  });
+
+  it('counts a converted session once under any goal and once under each goal, by its five attributes', () => {
+    const { attributes } = conversionRollupDeltas(
+      [session('a', '2026-03-01T10:20:00Z', [3], 'DE'), session('b', '2026-03-01T10:25:00Z', [4], 'DE')],
+      [session('a', '2026-03-01T09:50:00Z', [3, 4], 'FR'), session('b', '2026-03-01T10:25:00Z', [4], 'DE')],
+    );
+    const row = (goalId: number, at: string, country: string, sessions: number) => ({
+      goalId,
+      bucket: new Date(at),
+      key: attributeKey(['Search', 'google', country, 'desktop', 'Firefox']),
+      channel: 'Search',
+      source: 'google',
+      country,
+      device: 'desktop',
+      browser: 'Firefox',
+      sessions,
+    });
+    // b did not change: its rows net to zero and are left out.
+    expect(attributes).toEqual([
+      row(ANY_GOAL, '2026-03-01T10:15:00Z', 'DE', -1),
+      row(3, '2026-03-01T10:15:00Z', 'DE', -1),
+      row(ANY_GOAL, '2026-03-01T09:45:00Z', 'FR', 1),
+      row(3, '2026-03-01T09:45:00Z', 'FR', 1),
+      row(4, '2026-03-01T09:45:00Z', 'FR', 1),
+    ]);
   });
 
   it('takes a session out when it no longer converts any rolled-up goal', () => {

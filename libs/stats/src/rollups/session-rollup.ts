@@ -1,3 +1,4 @@
+import type { SqlDialect } from '@app/db/dialect';
 import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from '../date-range';
 import { hash } from 'node:crypto';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
@@ -202,6 +203,12 @@ export function attributeKey(values: readonly string[]): string {
 /** attributeKey over the columns of a sessions row, in SQL. */
 export function attributeKeySql(alias: string): string {
   return `CONCAT(${ROLLUP_DIMENSIONS.map((d) => `CHAR_LENGTH(${alias}.${d}), ':', ${alias}.${d}`).join(', ')})`;
+}
+
+/** attributeKeySql in either engine's SQL (SQLite: `||` and length(), which counts characters). */
+export function attributeKeySqlOf(d: Pick<SqlDialect, 'name'>, alias: string): string {
+  if (d.name !== 'sqlite') return attributeKeySql(alias);
+  return ROLLUP_DIMENSIONS.map((a) => `length(${alias}.${a}) || ':' || ${alias}.${a}`).join(' || ');
 }
 
 /** One path rollup row's change in sessions. */
