@@ -165,11 +165,19 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     days,
   ),
   'filtered.breakdown.series-sums.conv_rate.stored': breakdownStatements.seriesSums(
+    everyKind,
+    { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },
+    ['Search', 'Social'],
+    days,
+  ),
+  'filtered.breakdown.series-sums.conv_rate.goal-attributes': breakdownStatements.seriesSums(
     byCountry,
     { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },
     ['Search', 'Social'],
     days,
   ),
+  'filtered.conversions.rolled-up-conversion-counts.by-country':
+    conversionsStatements.rolledUpConversionCounts(byCountry, goals),
   'ecommerce.order-totals': ecommerceStatements.orderTotals(query),
   'ecommerce.order-totals.raw': ecommerceStatements.orderTotals(raw),
   'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),

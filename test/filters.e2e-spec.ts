@@ -315,10 +315,11 @@ describe('filters (SPEC §3)', () => {
   });
 
   /**
-   * Under filters, conversions reads the converted settled sessions from the goals stored for
-   * them (session_goals; under conditions on goals only, the selected ones) and the queued ones
-   * from their hits; a goal created since the last `aggregate`, not stored yet, is read from
-   * the hits.
+   * Under filters, conversions and breakdown conv_rate read the converted settled sessions from
+   * the goals stored for them (session_goals; under conditions on goals only, the selected
+   * ones), or under conditions on attributes only from the goal attribute rollups, and the
+   * queued ones from their hits; a goal created since the last `aggregate`, not stored yet, is
+   * read from the hits.
    */
   it('conversions under goal conditions: stored goals, queued sessions, a goal not rolled up yet', async () => {
     const shop = await env.site({ members: [user] });
@@ -376,10 +377,15 @@ describe('filters (SPEC §3)', () => {
       expect(await conversions(`goal!=${priced}`)).toEqual([2, 1, 0, 1]);
       // Under other filters too, the converted sessions are read from the stored goals (the raw
       // path: [3, 2, 1, 2]); the sessions from the rollups.
-      expect(await conversions('country==DE')).toEqual([3, 1, 1, 1]);
+      const pages = 'page==/pricing|/home'; // P, Q, R
+      expect(await conversions(pages)).toEqual([3, 1, 1, 1]);
       // So does breakdown conv_rate: P of P, Q on the 4th, none of R on the 5th (the raw
       // path: [66.67, 50, 100]).
-      expect(await convRate('country==DE')).toEqual([33.33, 50, 0]);
+      expect(await convRate(pages)).toEqual([33.33, 50, 0]);
+      // Under conditions on attributes only, the goal attribute rollups count them, built before
+      // as the unfiltered rollups were: R still converted.
+      expect(await conversions('country==DE')).toEqual([3, 2, 1, 2]);
+      expect(await convRate('country==DE')).toEqual([66.67, 50, 100]);
       expect(await convRate(`goal!=${signedUp}`)).toEqual([0, 0, 0]); // Q, R (raw: [50, 0, 100])
     } finally {
       await env.ds.query(

@@ -21,32 +21,68 @@
 --   $19 = 7
 --   $20 = 2026-03-19T23:00:00.000Z
 --   $21 = 2026-04-02T22:00:00.000Z
---   $22 = "DE"
---   $23 = "FR"
---   $24 = 1
---   $25 = "A"
---   $26 = 7
---   $27 = 2026-03-19T23:00:00.000Z
---   $28 = 2026-04-02T22:00:00.000Z
---   $29 = 2026-03-19T23:00:00.000Z
---   $30 = 2026-04-02T22:00:00.000Z
---   $31 = "DE"
---   $32 = "FR"
---   $33 = 1
---   $34 = "A"
---   $35 = 2026-03-19T23:00:00.000Z
---   $36 = "signup"
+--   $22 = "(direct)"
+--   $23 = "/"
+--   $24 = 6
+--   $25 = "/blog/"
+--   $26 = "/thank-you"
+--   $27 = 7
+--   $28 = "/pricing"
+--   $29 = "/docs/"
+--   $30 = "/docs0"
+--   $31 = 6
+--   $32 = "/docs/"
+--   $33 = 7
+--   $34 = "/thank-you"
+--   $35 = "/thank-yov"
+--   $36 = 10
 --   $37 = "/thank-you"
---   $38 = "/thank-yov"
---   $39 = 10
---   $40 = "/thank-you"
---   $41 = 7
---   $42 = 2026-03-19T23:00:00.000Z
---   $43 = 2026-04-02T22:00:00.000Z
---   $44 = "DE"
---   $45 = "FR"
---   $46 = 1
---   $47 = "A"
+--   $38 = 7
+--   $39 = 2026-03-19T23:00:00.000Z
+--   $40 = 2026-04-02T22:00:00.000Z
+--   $41 = 2026-03-19T23:00:00.000Z
+--   $42 = 2026-04-02T22:00:00.000Z
+--   $43 = "(direct)"
+--   $44 = "/"
+--   $45 = 6
+--   $46 = "/blog/"
+--   $47 = "/thank-you"
+--   $48 = 7
+--   $49 = "/pricing"
+--   $50 = "/docs/"
+--   $51 = "/docs0"
+--   $52 = 6
+--   $53 = "/docs/"
+--   $54 = 7
+--   $55 = "/thank-you"
+--   $56 = "/thank-yov"
+--   $57 = 10
+--   $58 = "/thank-you"
+--   $59 = 2026-03-19T23:00:00.000Z
+--   $60 = "signup"
+--   $61 = "/thank-you"
+--   $62 = "/thank-yov"
+--   $63 = 10
+--   $64 = "/thank-you"
+--   $65 = 7
+--   $66 = 2026-03-19T23:00:00.000Z
+--   $67 = 2026-04-02T22:00:00.000Z
+--   $68 = "(direct)"
+--   $69 = "/"
+--   $70 = 6
+--   $71 = "/blog/"
+--   $72 = "/thank-you"
+--   $73 = 7
+--   $74 = "/pricing"
+--   $75 = "/docs/"
+--   $76 = "/docs0"
+--   $77 = 6
+--   $78 = "/docs/"
+--   $79 = 7
+--   $80 = "/thank-you"
+--   $81 = "/thank-yov"
+--   $82 = 10
+--   $83 = "/thank-you"
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -96,33 +132,65 @@ FROM
           (
             (
               SELECT
-                `a`.`bucket` AS `t`,
-                `a`.`value` AS `value`,
+                `s`.`started_at` AS `t`,
+                `s`.`channel` AS `value`,
                 0 AS `num`,
-                `a`.`sessions` AS `den`
+                1 AS `den`
               FROM
+                `sessions` AS `s`
+              WHERE
                 (
-                  SELECT
-                    `a`.`bucket`,
-                    `a`.`channel` AS `value`,
-                    COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`,
-                    SUM(`a`.`bounces`) AS `bounces`
-                  FROM
-                    `session_attribute_day_rollups` AS `a`
-                  WHERE
-                    (
-                      `a`.`site_id` = ?
-                      AND `a`.`bucket` >= ?
-                      AND `a`.`bucket` < ?
+                  `s`.`site_id` = ?
+                  AND `s`.`started_at` >= ?
+                  AND `s`.`started_at` < ?
+                  AND (
+                    NOT (`s`.`source` IN (?))
+                    AND (
+                      `s`.`entry_path` IS NOT NULL
                       AND (
-                        (`a`.`country` IN (?, ?))
-                        AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
+                        `s`.`entry_path` IN (?)
+                        OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
                       )
                     )
-                  GROUP BY
-                    `a`.`bucket`,
-                    `a`.`channel`
-                ) AS `a`
+                    AND NOT (
+                      `s`.`exit_path` IS NOT NULL
+                      AND (`s`.`exit_path` IN (?))
+                    )
+                    AND (`s`.`site_id`, `s`.`session_id`) IN (
+                      SELECT
+                        fp.site_id,
+                        fp.session_id
+                      FROM
+                        hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+                      WHERE
+                        fp.site_id = ?
+                        AND fp.type = 'pageview'
+                        AND (
+                          `fp`.`step_key` = ?
+                          OR `fp`.`step_key` >= ?
+                          AND `fp`.`step_key` < ?
+                          AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                        )
+                    )
+                    AND (`s`.`site_id`, `s`.`session_id`) IN (
+                      SELECT
+                        fp.site_id,
+                        fp.session_id
+                      FROM
+                        hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+                      WHERE
+                        fp.site_id = ?
+                        AND (
+                          (
+                            `fp`.`type` = 'pageview'
+                            AND `fp`.`step_key` >= ?
+                            AND `fp`.`step_key` < ?
+                            AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                          )
+                        )
+                    )
+                  )
+                )
             )
           ) z
         UNION ALL
@@ -173,8 +241,51 @@ FROM
                   AND q.session_id = `s`.`session_id`
               )
               AND (
-                (`s`.`country` IN (?, ?))
-                AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+                NOT (`s`.`source` IN (?))
+                AND (
+                  `s`.`entry_path` IS NOT NULL
+                  AND (
+                    `s`.`entry_path` IN (?)
+                    OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+                  )
+                )
+                AND NOT (
+                  `s`.`exit_path` IS NOT NULL
+                  AND (`s`.`exit_path` IN (?))
+                )
+                AND (`s`.`site_id`, `s`.`session_id`) IN (
+                  SELECT
+                    fp.site_id,
+                    fp.session_id
+                  FROM
+                    hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+                  WHERE
+                    fp.site_id = ?
+                    AND fp.type = 'pageview'
+                    AND (
+                      `fp`.`step_key` = ?
+                      OR `fp`.`step_key` >= ?
+                      AND `fp`.`step_key` < ?
+                      AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                    )
+                )
+                AND (`s`.`site_id`, `s`.`session_id`) IN (
+                  SELECT
+                    fp.site_id,
+                    fp.session_id
+                  FROM
+                    hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+                  WHERE
+                    fp.site_id = ?
+                    AND (
+                      (
+                        `fp`.`type` = 'pageview'
+                        AND `fp`.`step_key` >= ?
+                        AND `fp`.`step_key` < ?
+                        AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                      )
+                    )
+                )
               )
             UNION ALL
             SELECT
@@ -218,8 +329,51 @@ FROM
               AND `s`.`started_at` >= ?
               AND `s`.`started_at` < ?
               AND (
-                (`s`.`country` IN (?, ?))
-                AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
+                NOT (`s`.`source` IN (?))
+                AND (
+                  `s`.`entry_path` IS NOT NULL
+                  AND (
+                    `s`.`entry_path` IN (?)
+                    OR SUBSTRING(`s`.`entry_path`, 1, ?) = ?
+                  )
+                )
+                AND NOT (
+                  `s`.`exit_path` IS NOT NULL
+                  AND (`s`.`exit_path` IN (?))
+                )
+                AND (`s`.`site_id`, `s`.`session_id`) IN (
+                  SELECT
+                    fp.site_id,
+                    fp.session_id
+                  FROM
+                    hits fp FORCE INDEX (ix_hits_site_session)
+                  WHERE
+                    fp.site_id = ?
+                    AND fp.type = 'pageview'
+                    AND (
+                      `fp`.`step_key` = ?
+                      OR `fp`.`step_key` >= ?
+                      AND `fp`.`step_key` < ?
+                      AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                    )
+                )
+                AND (`s`.`site_id`, `s`.`session_id`) IN (
+                  SELECT
+                    fp.site_id,
+                    fp.session_id
+                  FROM
+                    hits fp FORCE INDEX (ix_hits_site_session)
+                  WHERE
+                    fp.site_id = ?
+                    AND (
+                      (
+                        `fp`.`type` = 'pageview'
+                        AND `fp`.`step_key` >= ?
+                        AND `fp`.`step_key` < ?
+                        AND SUBSTRING(`fp`.`step_key`, 1, ?) = ?
+                      )
+                    )
+                )
               )
           ) x
       ) AS `cr`

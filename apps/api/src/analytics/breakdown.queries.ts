@@ -18,6 +18,8 @@ import {
   conversionRollupsMayAnswer,
   conversionTail,
   storedConversionsMayAnswer,
+  goalAttributeRollupsMayAnswer,
+  ANY_GOAL,
   storedConvertedRows,
   sessionMetrics,
   sessionRollupMetrics,
@@ -172,7 +174,7 @@ function metricSource(
       return sessionRows(sql.lit(1));
     case 'bounce_rate':
       return sessionRows(sql`${col('s', 'is_bounce')}`);
-    case 'conv_rate':
+    case 'conv_rate': {
       if (conversionRollupsMayAnswer(query, request.goalsRolledUp ?? false, buckets)) {
         // Sessions from the session rollup, converted ones from converted_rollups (the same
         // key), and the change the queued sessions bring: one row set, summed per group.
@@ -192,24 +194,47 @@ function metricSource(
         )`;
         return convertedAndSessions(d, rows);
       }
+      // Under filters: the selected sessions as the sessions metric reads them (the attribute
+      // rollups where they answer), and the converted ones from rollups or stored goals.
+      const selected = () => {
+        const m = metricSource(d, query, { ...request, metric: 'sessions' }, buckets);
+        return sql`SELECT z.t, z.value, z.num, z.den FROM (${m.rows.select([
+          m.time.as('t'),
+          m.value.as('value'),
+          sql.lit(0).as('num'),
+          m.den.as('den'),
+        ])}) z`;
+      };
+      if (goalAttributeRollupsMayAnswer(query, request.goalsRolledUp ?? false, buckets)) {
+        // Conditions on attributes: the converted sessions of the selected combinations from
+        // goal_attribute_rollups (whole site days from the day rows), plus the change the
+        // queued sessions bring.
+        const converted = rollupParts(query, 'goal_attribute_rollups', 'goal_attribute_day_rollups', {
+          buckets,
+        }).map(
+          (part) => sql`SELECT c.bucket, ${sql.ref(`c.${dimension}`)}, c.sessions, 0
+          FROM ${sql.table(part.table)} c WHERE c.goal_id = ${ANY_GOAL} AND ${where.sessionAttributeRollups(part.query, 'c')}`,
+        );
+        const rows = sql`(
+          ${selected()}
+          UNION ALL
+          ${sql.join(converted, sql` UNION ALL `)}
+          UNION ALL
+          SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${conversionTail(query, goals, { perGoal: false })}) x
+        )`;
+        return convertedAndSessions(d, rows);
+      }
       if (storedConversionsMayAnswer(query, request.goalsRolledUp ?? false)) {
-        // Under filters: the selected sessions as the sessions metric reads them (the attribute
-        // rollups where they answer), the converted ones from the settled sessions' stored goals
-        // and the queued sessions' hits (storedConvertedRows). At 10M pageviews under
-        // country==US the statement below, which joins every selected session of the range to
-        // its goal hits, ran past the 10-s budget on every request (BENCHMARKS.md run AW).
-        const sessions = metricSource(d, query, { ...request, metric: 'sessions' }, buckets);
+        // Other conditions: the converted sessions from the settled sessions' stored goals and
+        // the queued sessions' hits (storedConvertedRows). At 10M pageviews under country==US
+        // the statement below, which joins every selected session of the range to its goal
+        // hits, ran past the 10-s budget on every request (BENCHMARKS.md run AW).
         const converted = storedConvertedRows(query, goals, d.orderedJoin, {
           attributes: true,
           perGoal: false,
         });
         const rows = sql`(
-          SELECT z.t, z.value, z.num, z.den FROM (${sessions.rows.select([
-            sessions.time.as('t'),
-            sessions.value.as('value'),
-            sql.lit(0).as('num'),
-            sessions.den.as('den'),
-          ])}) z
+          ${selected()}
           UNION ALL
           SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${converted}) x
         )`;
@@ -220,6 +245,7 @@ function metricSource(
         sql`CASE WHEN c.session_id IS NULL THEN 0 ELSE 1 END`,
         convertedSessionsTable(goals, query),
       );
+    }
     case 'pageviews': {
       const pageviews = decideTable(query, 'hits', { metrics: ['pageviews'], dimension, buckets });
       if (pageviews.rollupTable === 'pageview_rollups') {

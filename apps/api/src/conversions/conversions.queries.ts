@@ -1,5 +1,7 @@
+import type { SqlDialect } from '@app/db';
 import {
   andAlso,
+  ANY_GOAL,
   ConversionColumns,
   ConversionGoals,
   conversionRollupsMayAnswer,
@@ -7,6 +9,7 @@ import {
   convertedSessionsTable,
   decideTable,
   flag,
+  goalAttributeRollupsMayAnswer,
   GoalDefinition,
   ReportDb,
   rangeStarts,
@@ -56,6 +59,28 @@ function sums(
 ) x`;
 }
 
+/** The rollups' converted sessions and each goal's (sums in SQL), plus the tail's changes. */
+function rolledUpWithTail(
+  d: SqlDialect,
+  goals: GoalDefinition[],
+  tail: RawBuilder<unknown>,
+  converted: RawBuilder<unknown>,
+  perGoal: (goal: GoalDefinition) => RawBuilder<unknown>,
+) {
+  return d.builder
+    .selectFrom(
+      sql`(SELECT COALESCE(SUM(x.converted), 0) AS converted${sql.join(
+        goals.map((_, i) => sql`, COALESCE(SUM(${sql.ref(`x.goal_${i}`)}), 0) AS ${sql.ref(`goal_${i}`)}`),
+        sql``,
+      )} FROM (${tail}) x)`.as('t'),
+    )
+    .select([
+      sql<number | string>`${converted} + t.converted`.as('converted'),
+      ...goals.map((g, i) => sql<number | string>`${perGoal(g)} + ${sql.ref(`t.goal_${i}`)}`.as(`goal_${i}`)),
+    ])
+    .compile();
+}
+
 export const conversionsStatements = {
   /**
    * Over the sessions that started in the range: how many there are, how many converted any
@@ -92,7 +117,10 @@ export const conversionsStatements = {
    * conversionRollupsMayAnswer): sessions that converted any goal (one attribute's rows of
    * converted_rollups, and of converted_day_rollups for whole site days, add up to them all) and
    * each goal (goal_day_rollups for whole site days, goal_rollups at the edges) by bucket of the
-   * session start, plus the change the queued sessions bring (conversionTail).
+   * session start, plus the change the queued sessions bring (conversionTail). Under
+   * conditions on session attributes (goalAttributeRollupsMayAnswer), both from the rows of
+   * the selected combinations of goal_attribute_rollups (and its day rows), goal 0 for any goal;
+   * the tail of the queued sessions the conditions select.
    */
   rolledUpConversionCounts(
     query: StatsQuery,
@@ -100,6 +128,22 @@ export const conversionsStatements = {
   ): ReportStatement<Record<string, number | string>> {
     return (d) => {
       const tail = conversionTail(query, goals);
+      if (query.filters.length > 0) {
+        const attributeParts = rollupParts(query, 'goal_attribute_rollups', 'goal_attribute_day_rollups');
+        const sessionsOf = (goalId: number) =>
+          sql.join(
+            attributeParts.map(
+              (part) =>
+                sql`(${d.builder
+                  .selectFrom(`${part.table} as g` as 'goal_attribute_rollups as g')
+                  .select(sql<number>`COALESCE(SUM(g.sessions), 0)`.as('n'))
+                  .where(sql<SqlBool>`g.goal_id = ${goalId}`)
+                  .where(where.sessionAttributeRollups(part.query, 'g'))})`,
+            ),
+            sql` + `,
+          );
+        return rolledUpWithTail(d, goals, tail, sessionsOf(ANY_GOAL), (g) => sessionsOf(g.id));
+      }
       // Whole site days from the day rows (one a channel and day), the rest from the 15-minute
       // rows: at 10M pageviews the 15-minute rows of a 30-day range were ~23k of the ~28k rows
       // this statement read (BENCHMARKS.md run AR).
@@ -115,7 +159,7 @@ export const conversionsStatements = {
       );
       // Each goal's rows likewise: ~2,900 15-minute rows a goal over 30 days at 10M pageviews.
       const goalParts = rollupParts(query, 'goal_rollups', 'goal_day_rollups');
-      const perGoal = goals.map((g) =>
+      const perGoal = (g: GoalDefinition) =>
         sql.join(
           goalParts.map(
             (part) =>
@@ -125,24 +169,8 @@ export const conversionsStatements = {
                 .where(where.goalRollups(part.query, g.id, 'g'))})`,
           ),
           sql` + `,
-        ),
-      );
-      return d.builder
-        .selectFrom(
-          sql`(SELECT COALESCE(SUM(x.converted), 0) AS converted${sql.join(
-            goals.map(
-              (_, i) => sql`, COALESCE(SUM(${sql.ref(`x.goal_${i}`)}), 0) AS ${sql.ref(`goal_${i}`)}`,
-            ),
-            sql``,
-          )} FROM (${tail}) x)`.as('t'),
-        )
-        .select([
-          sql<number | string>`${converted} + t.converted`.as('converted'),
-          ...perGoal.map((rows, i) =>
-            sql<number | string>`${rows} + ${sql.ref(`t.goal_${i}`)}`.as(`goal_${i}`),
-          ),
-        ])
-        .compile();
+        );
+      return rolledUpWithTail(d, goals, tail, converted, perGoal);
     };
   },
 
@@ -212,6 +240,17 @@ export class ConversionsQueries {
     if (conversionRollupsMayAnswer(query, conversionGoals.rolledUp)) {
       const [totals] = await this.db.run(sharedStatements.sessionTotals(query, ['sessions']));
       const [row] = await this.db.run(conversionsStatements.rolledUpConversionCounts(query, goals));
+      return {
+        sessions: Number(totals.sessions),
+        convertedSessions: Number(row.converted),
+        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
+      };
+    }
+    if (goalAttributeRollupsMayAnswer(query, conversionGoals.rolledUp)) {
+      const [[totals], [row]] = await Promise.all([
+        this.db.run(sharedStatements.sessionTotals(query, ['sessions'])),
+        this.db.run(conversionsStatements.rolledUpConversionCounts(query, goals)),
+      ]);
       return {
         sessions: Number(totals.sessions),
         convertedSessions: Number(row.converted),

@@ -238,6 +238,27 @@ export function storedConversionsMayAnswer(query: StatsQuery, goalsRolledUp: boo
 }
 
 /**
+ * Whether the goal attribute rollups (goal_attribute_rollups, goal_attribute_day_rollups) may
+ * count a filtered query's converted sessions, in all and by goal: every condition is on a
+ * session attribute (their rows carry all five, as the attribute rollup's), the goals are
+ * rolled up, and the range and `buckets` are whole quarter hours. The queued sessions are read
+ * from the raw tables on top of them (conversionTail).
+ */
+export function goalAttributeRollupsMayAnswer(
+  query: StatsQuery,
+  goalsRolledUp: boolean,
+  buckets: readonly Bucket[] = [],
+): boolean {
+  return (
+    query.tables !== 'raw' &&
+    goalsRolledUp &&
+    query.filters.length > 0 &&
+    query.filters.every((f) => (ROLLUP_DIMENSIONS as readonly string[]).includes(f.dimension)) &&
+    rollupCovers(query.range, buckets)
+  );
+}
+
+/**
  * Whether the event rollups (event_rollups, event_links; libs/stats/src/rollups/
  * event-rollup.ts) count the query's event hits and their sessions: no filters (they keep no
  * session attribute) and whole quarter hours. Sessions queued for aggregation are read from
