@@ -237,25 +237,23 @@ export class ConversionsQueries {
 
   async conversionCounts(query: StatsQuery, conversionGoals: ConversionGoals): Promise<ConversionCounts> {
     const { goals } = conversionGoals;
-    if (conversionRollupsMayAnswer(query, conversionGoals.rolledUp)) {
-      const [totals] = await this.db.run(sharedStatements.sessionTotals(query, ['sessions']));
-      const [row] = await this.db.run(conversionsStatements.rolledUpConversionCounts(query, goals));
-      return {
-        sessions: Number(totals.sessions),
-        convertedSessions: Number(row.converted),
-        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
-      };
-    }
-    if (goalAttributeRollupsMayAnswer(query, conversionGoals.rolledUp)) {
+    const counts = (sessions: unknown, row: Record<string, number | string>): ConversionCounts => ({
+      sessions: Number(sessions),
+      convertedSessions: Number(row.converted),
+      goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
+    });
+    const withTotals = async (statement: ReportStatement<Record<string, number | string>>) => {
       const [[totals], [row]] = await Promise.all([
         this.db.run(sharedStatements.sessionTotals(query, ['sessions'])),
-        this.db.run(conversionsStatements.rolledUpConversionCounts(query, goals)),
+        this.db.run(statement),
       ]);
-      return {
-        sessions: Number(totals.sessions),
-        convertedSessions: Number(row.converted),
-        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
-      };
+      return counts(totals.sessions, row);
+    };
+    if (
+      conversionRollupsMayAnswer(query, conversionGoals.rolledUp) ||
+      goalAttributeRollupsMayAnswer(query, conversionGoals.rolledUp)
+    ) {
+      return withTotals(conversionsStatements.rolledUpConversionCounts(query, goals));
     }
     const selection = storedGoalSelection(query.filters);
     if (selection !== null && storedGoalsMayAnswer(query, conversionGoals.rolledUp)) {
@@ -264,11 +262,7 @@ export class ConversionsQueries {
         this.db.run(conversionsStatements.storedGoalConversionCounts(query, goals, selection)),
         selection.complement ? this.conversionCounts({ ...query, filters: [] }, conversionGoals) : null,
       ]);
-      const counted = {
-        sessions: Number(row.sessions),
-        convertedSessions: Number(row.converted),
-        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
-      };
+      const counted = counts(row.sessions, row);
       if (all === null) return counted;
       // The selected sessions are the range's sessions but the counted ones.
       return {
@@ -278,21 +272,9 @@ export class ConversionsQueries {
       };
     }
     if (storedConversionsMayAnswer(query, conversionGoals.rolledUp)) {
-      const [[totals], [row]] = await Promise.all([
-        this.db.run(sharedStatements.sessionTotals(query, ['sessions'])),
-        this.db.run(conversionsStatements.storedConvertedCounts(query, goals)),
-      ]);
-      return {
-        sessions: Number(totals.sessions),
-        convertedSessions: Number(row.converted),
-        goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
-      };
+      return withTotals(conversionsStatements.storedConvertedCounts(query, goals));
     }
     const [row] = await this.db.run(conversionsStatements.conversionCounts(query, goals));
-    return {
-      sessions: Number(row.sessions),
-      convertedSessions: Number(row.converted),
-      goalConversions: goals.map((_, i) => Number(row[`goal_${i}`])),
-    };
+    return counts(row.sessions, row);
   }
 }
