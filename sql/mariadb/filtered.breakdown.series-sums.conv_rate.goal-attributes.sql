@@ -96,33 +96,24 @@ FROM
           (
             (
               SELECT
-                `a`.`bucket` AS `t`,
-                `a`.`value` AS `value`,
+                `p`.`bucket` AS `t`,
+                `p`.`item` AS `value`,
                 0 AS `num`,
-                `a`.`sessions` AS `den`
+                `p`.`sessions` AS `den`
               FROM
+                `session_pair_day_rollups` AS `p`
+              WHERE
                 (
-                  SELECT
-                    `a`.`bucket`,
-                    `a`.`channel` AS `value`,
-                    COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`,
-                    SUM(`a`.`bounces`) AS `bounces`
-                  FROM
-                    `session_attribute_day_rollups` AS `a`
-                  WHERE
-                    (
-                      `a`.`site_id` = ?
-                      AND `a`.`bucket` >= ?
-                      AND `a`.`bucket` < ?
-                      AND (
-                        (`a`.`country` IN (?, ?))
-                        AND NOT (SUBSTRING(`a`.`country`, 1, ?) = ?)
-                      )
-                    )
-                  GROUP BY
-                    `a`.`bucket`,
-                    `a`.`channel`
-                ) AS `a`
+                  `p`.`site_id` = ?
+                  AND `p`.`attribute` = 'country'
+                  AND `p`.`dimension` = 'channel'
+                  AND `p`.`bucket` >= ?
+                  AND `p`.`bucket` < ?
+                  AND (
+                    (`p`.`value` IN (?, ?))
+                    AND NOT (SUBSTRING(`p`.`value`, 1, ?) = ?)
+                  )
+                )
             )
           ) z
         UNION ALL

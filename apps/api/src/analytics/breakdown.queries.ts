@@ -101,8 +101,29 @@ function metricSource(
 ): MetricSource {
   const { metric, dimension, goals } = request;
   if (metric === 'sessions' || metric === 'bounce_rate') {
-    const needs = { metrics: ['sessions', 'bounces'] as const, dimension, buckets };
+    const needs = {
+      metrics: metric === 'sessions' ? (['sessions'] as const) : (['sessions', 'bounces'] as const),
+      dimension,
+      buckets,
+    };
     const table = decideTable(query, 'sessions', needs);
+    if (table.rollupTable === 'session_pair_day_rollups') {
+      // Sessions by another attribute than the one every condition is on, in day, week or month
+      // buckets: the selected values' day rows of this attribute (the values are the items).
+      // The attribute rollup's day rows are read whole: at 10M under one country 444,632 rows,
+      // most of conv_rate by channel's 232 ms (BENCHMARKS.md run AY).
+      const p = sessionRollupMetrics('p');
+      return {
+        rows: d.builder
+          .selectFrom('session_pair_day_rollups as p')
+          .where(where.sessionPairRollups(query, table.rollupDimension!, dimension, 'p')) as AnySelect,
+        time: sql`${col('p', 'bucket')}`,
+        value: sql<string>`${col('p', 'item')}`,
+        num: sql`${col('p', 'sessions')}`,
+        den: sql`${col('p', 'sessions')}`,
+        volume: p.sessions,
+      };
+    }
     // Whole site days from the day rows where no report bucket starts inside one (days, weeks
     // and months in the site's zone), the rest from the 15-minute rows.
     if (table.rollupTable === 'session_attribute_rollups') {

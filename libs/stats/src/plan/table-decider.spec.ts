@@ -40,7 +40,7 @@ describe('decideTable under filters', () => {
     });
   });
 
-  it('reads the pair rollup for a list of another attribute or of pages under conditions on one attribute, over whole site days', () => {
+  it('reads the pair rollup for a list of another attribute or of pages under conditions on one attribute, over whole site days and in buckets of site days', () => {
     const pairs = {
       source: 'sessions',
       kind: 'rollup',
@@ -85,10 +85,20 @@ describe('decideTable under filters', () => {
       siteTimezone: 'Asia/Kathmandu',
       maxDays: 731,
     });
+    // Report buckets that start on site days (days, weeks, months) group day rows; hours do not.
     expect(
       decideTable(query('country==DE'), 'sessions', {
         ...channels,
         buckets: [{ startUtc: buckets.startUtc }] as never,
+      }),
+    ).toEqual(pairs);
+    expect(
+      decideTable(query('country==DE'), 'sessions', {
+        ...channels,
+        buckets: [
+          { startUtc: buckets.startUtc },
+          { startUtc: new Date(buckets.startUtc.getTime() + 3_600_000) },
+        ] as never,
       }),
     ).toMatchObject({ rollupTable: 'session_attribute_rollups' });
   });

@@ -1,4 +1,4 @@
-import type { Bucket } from '../date-range';
+import { localDayStart, type Bucket } from '../date-range';
 import type { SessionAttribute } from '../definitions';
 import { soleAttributeOf } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
@@ -164,7 +164,8 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
 /**
  * Whether the pair rollup counts a statement's sessions: grouped by one of its lists (an
  * attribute the overview lists, other than the one every condition is on, or the entry or exit
- * page), sessions only, in no report buckets, over whole site days (its rows are by site day only).
+ * page), sessions only, over whole site days, in report buckets that start on site days (its
+ * rows are by site day only: days, weeks and months, not hours).
  */
 function pairRowsAnswer(
   query: StatsQuery,
@@ -177,7 +178,9 @@ function pairRowsAnswer(
     needs.dimension !== filteredBy &&
     (PAIR_DIMENSIONS as readonly string[]).includes(needs.dimension) &&
     needs.metrics.every((m) => m === 'sessions') &&
-    (needs.buckets ?? []).length === 0 &&
+    (needs.buckets ?? []).every(
+      (b) => localDayStart(b.startUtc, query.site.timezone).getTime() === b.startUtc.getTime(),
+    ) &&
     wholeSiteDays(query)
   );
 }
