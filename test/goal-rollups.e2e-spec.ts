@@ -336,12 +336,7 @@ describe('Conversion rollups', () => {
     expect((await env.aggregateRun()).goalSites).toBe(1);
     expect(await rollupRows()).toEqual(kept);
     // The migration copies each stored goal's start from its session.
-    const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
-    const starts = order.findIndex((name) => /SessionGoalStarts1767500000000$/.test(name));
-    expect(starts).toBeGreaterThan(0);
-    for (let i = starts; i < order.length; i++) await env.ds.undoLastMigration();
-    await env.ds.runMigrations();
-    await env.grantApiAccount();
+    await env.migrateAgainFrom(/SessionGoalStarts1767500000000$/);
     expect(await rollupRows()).toEqual(kept);
     expect(await startsOff()).toEqual([]);
   });

@@ -218,12 +218,7 @@ describe('Order rollups', () => {
   });
 
   it('builds the same rollups from the orders when migrating a database that has them', async () => {
-    const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
-    const first = order.findIndex((name) => /OrderRollups1765800000000$/.test(name));
-    expect(first).toBeGreaterThan(0);
-    for (let i = first; i < order.length; i++) await env.ds.undoLastMigration();
-    await env.ds.runMigrations();
-    await env.grantApiAccount();
+    await env.migrateAgainFrom(/OrderRollups1765800000000$/);
     expect(await storedTables()).toEqual(expectedTables());
   });
 });

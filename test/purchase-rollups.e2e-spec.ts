@@ -184,12 +184,7 @@ describe('Purchase rollup', () => {
   });
 
   it('builds the same rollup from the sessions when migrating a database that has them', async () => {
-    const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
-    const first = order.findIndex((name) => /PurchaseRollups1765900000000$/.test(name));
-    expect(first).toBeGreaterThan(0);
-    for (let i = first; i < order.length; i++) await env.ds.undoLastMigration();
-    await env.ds.runMigrations();
-    await env.grantApiAccount();
+    await env.migrateAgainFrom(/PurchaseRollups1765900000000$/);
     expect(await storedRollup()).toEqual(expectedRollup());
     for (const range of RANGES) expect(await purchasing(range)).toEqual(await raw(range));
   });

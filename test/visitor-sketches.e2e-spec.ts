@@ -280,12 +280,7 @@ describe('Visitor sketches', () => {
     expect((await get(site, '/analytics/overview', oneAttribute)).data.visitors).toBe(us);
     // The migration again, as on a database that had sessions before it: it queues every hour
     // that has sessions, and the next aggregate builds their sketches.
-    const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
-    const sketches = order.findIndex((name) => /VisitorSketches1765200000000$/.test(name));
-    expect(sketches).toBeGreaterThan(0);
-    for (let i = sketches; i < order.length; i++) await env.ds.undoLastMigration();
-    await env.ds.runMigrations();
-    await env.grantApiAccount();
+    await env.migrateAgainFrom(/VisitorSketches1765200000000$/);
     const [{ n }] = await env.ds.query('SELECT COUNT(*) AS n FROM dirty_sketch_hours WHERE site_id = ?', [
       site.id,
     ]);
@@ -422,10 +417,7 @@ describe('Visitor sketches', () => {
     const queuedNow = async (table: string) =>
       Number((await env.ds.query(`SELECT COUNT(*) AS n FROM ${table} WHERE site_id = ?`, [site.id]))[0].n);
     expect([await queuedNow('dirty_sketch_hours'), await queuedNow('dirty_sketch_sessions')]).toEqual([0, 1]);
-    const order = env.ds.migrations.map((m) => m.name ?? m.constructor.name);
-    const additions = order.findIndex((name) => /SketchAdditions1767100000000$/.test(name));
-    expect(additions).toBeGreaterThan(0);
-    for (let i = additions; i < order.length; i++) await env.ds.undoLastMigration();
+    await env.undoMigrationsFrom(/SketchAdditions1767100000000$/);
     const requeued: Array<{ bucket: Date }> = await env.ds.query(
       'SELECT bucket FROM dirty_sketch_hours WHERE site_id = ?',
       [site.id],

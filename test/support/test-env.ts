@@ -133,6 +133,24 @@ export class TestEnv {
     return env;
   }
 
+  /**
+   * Undoes the migration whose name `name` matches and every one after it (a database as it was
+   * before that migration, with the data it holds).
+   */
+  async undoMigrationsFrom(name: RegExp): Promise<void> {
+    const order = this.ds.migrations.map((m) => m.name ?? m.constructor.name);
+    const first = order.findIndex((n) => name.test(n));
+    if (first < 0) throw new Error(`no migration named ${String(name)}`);
+    for (let i = first; i < order.length; i++) await this.ds.undoLastMigration();
+  }
+
+  /** Runs the migration `name` matches and every one after it again, on the data the database holds. */
+  async migrateAgainFrom(name: RegExp): Promise<void> {
+    await this.undoMigrationsFrom(name);
+    await this.ds.runMigrations();
+    await this.grantApiAccount();
+  }
+
   /** (Re)grants the API account SELECT on every table, as `migrate` does; call after adding tables. */
   async grantApiAccount(): Promise<void> {
     // The embedded engine has no accounts: the API opens the file read-only.
