@@ -15,6 +15,7 @@ import {
   rangeStarts,
   ReportStatement,
   rollupParts,
+  RollupPart,
   sessionMetrics,
   sessionSelected,
   settled,
@@ -30,7 +31,7 @@ import {
   where,
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
-import { RawBuilder, sql, SqlBool } from 'kysely';
+import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 
 export interface ConversionCounts {
   sessions: number;
@@ -57,6 +58,28 @@ function sums(
   return sql`SELECT ${columns} FROM (
   ${rows}
 ) x`;
+}
+
+/**
+ * The sessions of a rollup's rows over the parts of a range (rollupParts: day rows, 15-minute
+ * rows at the edges), each part a scalar subquery of its rows that `selected` keeps, added.
+ */
+function sessionsOver(
+  d: SqlDialect,
+  parts: readonly RollupPart<string>[],
+  alias: string,
+  selected: (part: StatsQuery) => Expression<SqlBool>,
+): RawBuilder<unknown> {
+  return sql.join(
+    parts.map(
+      (part) =>
+        sql`(${d.builder
+          .selectFrom(`${part.table} as ${alias}` as 'goal_rollups as g')
+          .select(sql<number>`COALESCE(SUM(${sql.raw(alias)}.sessions), 0)`.as('n'))
+          .where(selected(part.query))})`,
+    ),
+    sql` + `,
+  );
 }
 
 /** The rollups' converted sessions and each goal's (sums in SQL), plus the tail's changes. */
@@ -129,47 +152,29 @@ export const conversionsStatements = {
     return (d) => {
       const tail = conversionTail(query, goals);
       if (query.filters.length > 0) {
-        const attributeParts = rollupParts(query, 'goal_attribute_rollups', 'goal_attribute_day_rollups');
+        const parts = rollupParts(query, 'goal_attribute_rollups', 'goal_attribute_day_rollups');
         const sessionsOf = (goalId: number) =>
-          sql.join(
-            attributeParts.map(
-              (part) =>
-                sql`(${d.builder
-                  .selectFrom(`${part.table} as g` as 'goal_attribute_rollups as g')
-                  .select(sql<number>`COALESCE(SUM(g.sessions), 0)`.as('n'))
-                  .where(sql<SqlBool>`g.goal_id = ${goalId}`)
-                  .where(where.sessionAttributeRollups(part.query, 'g'))})`,
-            ),
-            sql` + `,
+          sessionsOver(
+            d,
+            parts,
+            'g',
+            (part) => sql<SqlBool>`g.goal_id = ${goalId} AND ${where.sessionAttributeRollups(part, 'g')}`,
           );
         return rolledUpWithTail(d, goals, tail, sessionsOf(ANY_GOAL), (g) => sessionsOf(g.id));
       }
       // Whole site days from the day rows (one a channel and day), the rest from the 15-minute
       // rows: at 10M pageviews the 15-minute rows of a 30-day range were ~23k of the ~28k rows
       // this statement read (BENCHMARKS.md run AR).
-      const converted = sql.join(
-        rollupParts(query, 'converted_rollups', 'converted_day_rollups').map(
-          (part) =>
-            sql`(${d.builder
-              .selectFrom(`${part.table} as r` as 'converted_rollups as r')
-              .select(sql<number>`COALESCE(SUM(r.sessions), 0)`.as('n'))
-              .where(where.sessionRollups(part.query, 'channel', 'r'))})`,
-        ),
-        sql` + `,
+      const converted = sessionsOver(
+        d,
+        rollupParts(query, 'converted_rollups', 'converted_day_rollups'),
+        'r',
+        (part) => where.sessionRollups(part, 'channel', 'r'),
       );
       // Each goal's rows likewise: ~2,900 15-minute rows a goal over 30 days at 10M pageviews.
       const goalParts = rollupParts(query, 'goal_rollups', 'goal_day_rollups');
       const perGoal = (g: GoalDefinition) =>
-        sql.join(
-          goalParts.map(
-            (part) =>
-              sql`(${d.builder
-                .selectFrom(`${part.table} as g` as 'goal_rollups as g')
-                .select(sql<number>`COALESCE(SUM(g.sessions), 0)`.as('n'))
-                .where(where.goalRollups(part.query, g.id, 'g'))})`,
-          ),
-          sql` + `,
-        );
+        sessionsOver(d, goalParts, 'g', (part) => where.goalRollups(part, g.id, 'g'));
       return rolledUpWithTail(d, goals, tail, converted, perGoal);
     };
   },
