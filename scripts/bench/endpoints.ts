@@ -154,6 +154,14 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
         app.get(OverviewService).report(q, dto),
     },
   };
+  const breakdown = {
+    route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
+    raw: {
+      dto: BreakdownQueryDto,
+      run: (app: INestApplicationContext, q: StatsQuery, dto: BreakdownQueryDto) =>
+        app.get(BreakdownService).report(q, dto),
+    },
+  };
   const countries = ['US', 'DE|FR', 'GB'];
   const onePost = (n: number) => `page==/blog/post-${10 + ((n * 37) % 100)}`;
   return [
@@ -173,8 +181,8 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       target: 'filter-attribute',
     },
     {
+      ...breakdown,
       name: 'breakdown sessions ⟨country⟩',
-      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
       params: dated((n) => ({
         metric: 'sessions',
         dimension: 'country',
@@ -182,16 +190,12 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
         limit: '5',
         filters: `country==${countries[n % 3]}`,
       })),
-      raw: {
-        dto: BreakdownQueryDto,
-        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
-      },
       target: 'filter-attribute',
     },
     {
-      // conv_rate's converted sessions come from the stored goals of the selected sessions.
+      // conv_rate's converted sessions under conditions on attributes: goal_attribute_rollups.
+      ...breakdown,
       name: 'breakdown conv_rate ⟨country⟩',
-      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
       params: dated((n) => ({
         metric: 'conv_rate',
         dimension: 'channel',
@@ -199,10 +203,6 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
         limit: '5',
         filters: `country==${countries[n % 3]}`,
       })),
-      raw: {
-        dto: BreakdownQueryDto,
-        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
-      },
       target: 'filter-attribute',
     },
     {
@@ -244,8 +244,8 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       target: 'filter-page',
     },
     {
+      ...breakdown,
       name: 'breakdown sessions ⟨page⟩',
-      route: '/api/v1/sites/{id}/analytics/breakdown-timeseries',
       params: dated(() => ({
         metric: 'sessions',
         dimension: 'country',
@@ -253,10 +253,6 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
         limit: '5',
         filters: 'page==/pricing',
       })),
-      raw: {
-        dto: BreakdownQueryDto,
-        run: (app, q, dto: BreakdownQueryDto) => app.get(BreakdownService).report(q, dto),
-      },
       target: 'filter-page',
     },
     {

@@ -132,33 +132,29 @@ export interface SessionRollupsTable {
   duration_seconds: string;
 }
 
+/** The key columns of a rollup by combination of the five session attributes (its MD5 and values). */
+interface AttributeCombinationColumns {
+  site_id: number;
+  bucket: Date;
+  attributes_hash: Buffer;
+  channel: string;
+  source: string;
+  country: string;
+  device: string;
+  browser: string;
+}
+
 /**
  * Sessions that converted a goal (goal_id 0: any goal) per bucket and combination of the five
  * session attributes (migration 1767600000000).
  */
-export interface GoalAttributeRollupsTable {
-  site_id: number;
+export interface GoalAttributeRollupsTable extends AttributeCombinationColumns {
   goal_id: number;
-  bucket: Date;
-  attributes_hash: Buffer;
-  channel: string;
-  source: string;
-  country: string;
-  device: string;
-  browser: string;
   sessions: number;
 }
 
 /** Per bucket and combination of the five session attributes (migration 1764700000000). */
-export interface SessionAttributeRollupsTable {
-  site_id: number;
-  bucket: Date;
-  attributes_hash: Buffer;
-  channel: string;
-  source: string;
-  country: string;
-  device: string;
-  browser: string;
+export interface SessionAttributeRollupsTable extends AttributeCombinationColumns {
   sessions: number;
   bounces: number;
   session_pageviews: number | string;
