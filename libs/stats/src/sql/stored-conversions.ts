@@ -69,11 +69,13 @@ export function storedAndQueuedRows(
  * each stored goal's row of a session that started in the range (by the session's start stored
  * with it: ix_session_goals_site_start), its session read by key (`orderedJoin`) and tested for
  * the filters, counts for its goal, and for "converted" at the session's first stored goal. A
- * settled session's stored start is its row's (aggregate writes both), tested on both. The queued sessions as storedAndQueuedRows reads them. Converted sessions are a few of
- * the range's: at 10M pageviews under country==US the raw statement, which joins every selected
+ * settled session's stored start is its row's (aggregate writes both), tested on both. The
+ * queued sessions as storedAndQueuedRows reads them. Converted sessions are a few of the
+ * range's: at 10M pageviews under country==US the raw statement, which joins every selected
  * session of the range to its goal hits, ran past the 10-s budget on every request
  * (BENCHMARKS.md run AW). Conversions sum the rows; the breakdown's conv_rate groups them by
- * the session's start and attribute.
+ * the session's start and attribute; under conditions on attributes only, both read
+ * goal_attribute_rollups instead (goalAttributeRollupsMayAnswer).
  */
 export function storedConvertedRows(
   query: StatsQuery,
