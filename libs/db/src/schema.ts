@@ -52,6 +52,11 @@ export interface SessionsTable {
   browser: string;
   /** 1 when the session held an order as `aggregate` last derived it (migration 1765900000000). */
   purchased: number;
+  /** Generated: the MD5 of the session's attributeKey, as the attribute rollups key it (migration 1767700000000). */
+  attributes_hash: ColumnType<Buffer, never, never>;
+  /** Generated: the MD5 of entry_path and of exit_path (NULL without pageviews; migration 1767700000000). */
+  entry_hash: ColumnType<Buffer | null, never, never>;
+  exit_hash: ColumnType<Buffer | null, never, never>;
 }
 
 export interface VisitorsTable {
@@ -152,6 +157,9 @@ export interface GoalAttributeRollupsTable extends AttributeCombinationColumns {
   goal_id: number;
   sessions: number;
 }
+
+/** Every combination of the five attributes a site's sessions have had (migration 1767700000000). */
+export type AttributeCombinationsTable = Omit<AttributeCombinationColumns, 'bucket'>;
 
 /** Per bucket and combination of the five session attributes (migration 1764700000000). */
 export interface SessionAttributeRollupsTable extends AttributeCombinationColumns {
@@ -408,6 +416,7 @@ export interface StatsDatabase {
   /** session_attribute_rollups by the site's local day (migrations 1766300000000, 1766400000000). */
   session_attribute_day_rollups: SessionAttributeRollupsTable;
   session_pair_day_rollups: SessionPairDayRollupsTable;
+  attribute_combinations: AttributeCombinationsTable;
   site_data_versions: SiteDataVersionsTable;
   hits: HitsTable;
   sessions: SessionsTable;

@@ -35,12 +35,14 @@ import { withDeadlockRetry } from './retry';
 import {
   flatRows,
   inList,
+  ROLLUP_WRITE_ROWS,
   rowsBySite,
   SESSIONS_COUNT,
   siteBatches,
   siteSessionsIn,
   SitePart,
   SiteSessions,
+  sortByIdentity,
   withBufferedRollupWrites,
   writeRollupDeltas,
 } from './rollup-writer';
@@ -264,6 +266,7 @@ export class SessionAggregator {
       after: after.get(siteId) ?? [],
       dayOf: this.localDayOf(siteId),
     }));
+    await this.addCombinations(em, parts);
     for (const part of parts) await this.applySessionRollups(em, part);
     await this.goals.apply(em, parts);
     await this.events.apply(em, parts);
@@ -295,6 +298,35 @@ export class SessionAggregator {
       sessions: p.sessionIds.length,
       visitors: touched.get(p.siteId)!.length,
     }));
+  }
+
+  /**
+   * The derived sessions' combinations of the five attributes, added to their site's
+   * (attribute_combinations) in the transaction that writes the sessions: the conditions on
+   * attributes select a session through its combination there (combinationSelected).
+   */
+  private async addCombinations(
+    em: EntityManager,
+    parts: ReadonlyArray<SitePart<DerivedSession>>,
+  ): Promise<void> {
+    const rows: unknown[][] = [];
+    for (const { siteId, after } of parts) {
+      const combinations = new Map<string, string[]>();
+      for (const session of after) {
+        const values = ROLLUP_DIMENSIONS.map((dim) => session[dim]);
+        combinations.set(attributeKey(values), values);
+      }
+      for (const [key, values] of combinations) rows.push([siteId, md5(key), ...values]);
+    }
+    sortByIdentity(rows, 1);
+    const columns = ['site_id', 'attributes_hash', ...ROLLUP_DIMENSIONS];
+    for (let i = 0; i < rows.length; i += ROLLUP_WRITE_ROWS) {
+      const part = rows.slice(i, i + ROLLUP_WRITE_ROWS);
+      await em.query(
+        this.sql.dialect.insertIgnore('attribute_combinations', columns, part.length),
+        part.flat(),
+      );
+    }
   }
 
   /** The session, path, attribute, pair and purchase rollups: one site's deltas (buffered writes). */

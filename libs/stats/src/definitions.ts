@@ -14,6 +14,9 @@ export type HitType = (typeof HIT_TYPES)[number];
 export const SESSION_ATTRIBUTES = ['channel', 'source', 'country', 'device', 'browser'] as const;
 export type SessionAttribute = (typeof SESSION_ATTRIBUTES)[number];
 
+export const isSessionAttribute = (name: string): name is SessionAttribute =>
+  (SESSION_ATTRIBUTES as readonly string[]).includes(name);
+
 /** What a missing attribute reads as: `(direct)` for a missing source, `(unknown)` otherwise. */
 export const MISSING_ATTRIBUTE: Record<SessionAttribute, string> = {
   channel: '(unknown)',
@@ -33,6 +36,8 @@ export const HIT_ORDER = ['ts', 'seq'] as const;
 export const HITS_BY_SESSION = 'ix_hits_site_session';
 /** The sessions of a visitor in order of their start. */
 export const SESSIONS_BY_VISITOR = 'ix_sessions_site_visitor';
+/** session_attribute_day_rollups by site, combination and day (migration 1767700000000). */
+export const ATTRIBUTE_DAYS_BY_COMBINATION = 'ix_session_attribute_days_combination';
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
 /**
  * A site's hits by type and time: realtime's newest pageviews and events and the raw edges of

@@ -24,6 +24,7 @@ import { SqliteSessionSpanRollups1767300000000 } from './1767300000000-session-s
 import { SqliteLiveHits1767400000000 } from './1767400000000-live-hits';
 import { SqliteSessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
 import { SqliteGoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
+import { SqliteSessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -52,4 +53,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteLiveHits1767400000000,
   SqliteSessionGoalStarts1767500000000,
   SqliteGoalAttributeRollups1767600000000,
+  SqliteSessionsByCombination1767700000000,
 ];

@@ -33,6 +33,7 @@ import { SessionSpanRollups1767300000000 } from './1767300000000-session-span-ro
 import { LiveHits1767400000000 } from './1767400000000-live-hits';
 import { SessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
 import { GoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
+import { SessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -70,4 +71,5 @@ export const MIGRATIONS = [
   LiveHits1767400000000,
   SessionGoalStarts1767500000000,
   GoalAttributeRollups1767600000000,
+  SessionsByCombination1767700000000,
 ];

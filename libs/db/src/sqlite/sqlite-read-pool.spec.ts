@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import {
   SqliteTimeBudgetError,
   isSqliteTimeBudgetError,
 } from './sqlite-read-pool';
+import { loadBetterSqlite3, registerSqlFunctions } from './embedded-driver';
 
 // Never finishes: the only way it ends is the pool killing its child.
 const INFINITE =
@@ -130,6 +132,23 @@ describe(SqliteReadPool.name, () => {
     const sut = pool(1, ['busy_timeout = 1234', 'PRAGMA cache_size = -4000']);
     expect(await sut.select('PRAGMA busy_timeout', [], 10_000)).toEqual([{ timeout: 1234 }]);
     expect(await sut.select('PRAGMA cache_size', [], 10_000)).toEqual([{ cache_size: -4000 }]);
+  });
+
+  it('registers the SQL functions of every connection: md5_bytes, as registerSqlFunctions computes it', async () => {
+    const memory = new (loadBetterSqlite3())(':memory:');
+    registerSqlFunctions(memory);
+    const expected = memory.prepare('SELECT md5_bytes(?) AS h, md5_bytes(NULL) AS n').get('/blog/é') as {
+      h: Buffer;
+    };
+    memory.close();
+    const [row] = await pool(1).select<{ h: { type: string; data: number[] }; n: null }>(
+      'SELECT md5_bytes(?) AS h, md5_bytes(NULL) AS n',
+      ['/blog/é'],
+      10_000,
+    );
+    expect(Buffer.from(row.h.data)).toEqual(expected.h);
+    expect(Buffer.from(row.h.data)).toEqual(createHash('md5').update('/blog/é', 'utf8').digest());
+    expect(row.n).toBeNull();
   });
 
   it('queues statements when every child is busy and answers them all with one child', async () => {

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { withDates } from './datetimes';
-import { EmbeddedEngineUnavailableError } from './embedded-driver';
+import { EmbeddedEngineUnavailableError, MD5_BYTES } from './embedded-driver';
 
 /**
  * Read-only SELECTs against a SQLite file, each under a time budget, without blocking the event loop.
@@ -72,11 +72,17 @@ const CHILD_SOURCE = String.raw`
 const config = JSON.parse(process.argv[1]);
 process.title = 'sqlite-read-pool reader';
 const Database = require(config.engine);
+// registerSqlFunctions' functions (embedded-driver.ts), which this plain script cannot import:
+// a generated column (sessions.attributes_hash) calls them when a statement reads it.
+const FUNCTIONS = {
+  md5_bytes: (text) => (text === null ? null : require('node:crypto').createHash('md5').update(text, 'utf8').digest()),
+};
 let db = null;
 function open() {
   if (db) return db;
   const opened = new Database(config.path, { readonly: true, fileMustExist: true });
   try {
+    for (const name of config.functions) opened.function(name, { deterministic: true }, FUNCTIONS[name]);
     for (const pragma of config.pragmas) opened.pragma(pragma.replace(/^\s*pragma\s+/i, ''));
   } catch (error) {
     opened.close();
@@ -224,6 +230,7 @@ export class SqliteReadPool {
       engine: this.engine,
       path: this.options.path,
       pragmas: this.options.pragmas ?? [],
+      functions: [MD5_BYTES],
     });
     // spawn, not fork: fork would pass on process.execArgv (jest's, ts-node's, --inspect ports).
     const child = spawn(process.execPath, ['-e', CHILD_SOURCE, config], {

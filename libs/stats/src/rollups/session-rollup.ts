@@ -200,15 +200,20 @@ export function attributeKey(values: readonly string[]): string {
   return values.map((v) => `${Array.from(v).length}:${v}`).join('');
 }
 
-/** attributeKey over the columns of a sessions row, in SQL. */
-export function attributeKeySql(alias: string): string {
-  return `CONCAT(${ROLLUP_DIMENSIONS.map((d) => `CHAR_LENGTH(${alias}.${d}), ':', ${alias}.${d}`).join(', ')})`;
+/**
+ * attributeKey over the columns of a sessions row, in SQL; with `alias` null the columns go
+ * unqualified (a generated column's expression).
+ */
+export function attributeKeySql(alias: string | null): string {
+  const c = (a: string) => (alias === null ? a : `${alias}.${a}`);
+  return `CONCAT(${ROLLUP_DIMENSIONS.map((d) => `CHAR_LENGTH(${c(d)}), ':', ${c(d)}`).join(', ')})`;
 }
 
 /** attributeKeySql in either engine's SQL (SQLite: `||` and length(), which counts characters). */
-export function attributeKeySqlOf(d: Pick<SqlDialect, 'name'>, alias: string): string {
+export function attributeKeySqlOf(d: Pick<SqlDialect, 'name'>, alias: string | null): string {
   if (d.name !== 'sqlite') return attributeKeySql(alias);
-  return ROLLUP_DIMENSIONS.map((a) => `length(${alias}.${a}) || ':' || ${alias}.${a}`).join(' || ');
+  const c = (a: string) => (alias === null ? a : `${alias}.${a}`);
+  return ROLLUP_DIMENSIONS.map((a) => `length(${c(a)}) || ':' || ${c(a)}`).join(' || ');
 }
 
 /** One path rollup row's change in sessions. */
