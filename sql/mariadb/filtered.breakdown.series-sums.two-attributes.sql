@@ -19,10 +19,14 @@
 --   $17 = 1774994400
 --   $18 = 1775080800
 --   $19 = 7
---   $20 = 2026-03-19T23:00:00.000Z
---   $21 = 2026-04-02T22:00:00.000Z
---   $22 = "DE"
---   $23 = "mobile"
+--   $20 = 7
+--   $21 = "DE"
+--   $22 = "mobile"
+--   $23 = 7
+--   $24 = 2026-03-19T23:00:00.000Z
+--   $25 = 2026-04-02T22:00:00.000Z
+--   $26 = "DE"
+--   $27 = "mobile"
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -69,7 +73,26 @@ FROM
           COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`,
           SUM(`a`.`bounces`) AS `bounces`
         FROM
-          `session_attribute_day_rollups` AS `a`
+          (
+            SELECT
+              *
+            FROM
+              session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
+            WHERE
+              `a`.`site_id` = ?
+              AND `a`.`attributes_hash` IN (
+                SELECT
+                  fc.attributes_hash
+                FROM
+                  attribute_combinations fc
+                WHERE
+                  fc.site_id = ?
+                  AND (
+                    (`fc`.`country` IN (?))
+                    AND NOT (`fc`.`device` IN (?))
+                  )
+              )
+          ) AS `a`
         WHERE
           (
             `a`.`site_id` = ?

@@ -3,22 +3,23 @@
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 2026-04-02T22:00:00.000Z
---   $4 = "(direct)"
---   $5 = "/"
---   $6 = 6
---   $7 = "/blog/"
---   $8 = "/thank-you"
---   $9 = 7
---   $10 = "/pricing"
---   $11 = "/docs/"
---   $12 = "/docs0"
---   $13 = 6
---   $14 = "/docs/"
---   $15 = 7
---   $16 = "/thank-you"
---   $17 = "/thank-yov"
---   $18 = 10
---   $19 = "/thank-you"
+--   $4 = 7
+--   $5 = "(direct)"
+--   $6 = "/"
+--   $7 = 6
+--   $8 = "/blog/"
+--   $9 = "/thank-you"
+--   $10 = 7
+--   $11 = "/pricing"
+--   $12 = "/docs/"
+--   $13 = "/docs0"
+--   $14 = 6
+--   $15 = "/docs/"
+--   $16 = 7
+--   $17 = "/thank-you"
+--   $18 = "/thank-yov"
+--   $19 = 10
+--   $20 = "/thank-you"
 SELECT
   COUNT(*) AS `sessions`,
   COUNT(DISTINCT `s`.`visitor_id`) AS `visitors`
@@ -29,9 +30,17 @@ WHERE
     `s`.`site_id` = ?
     AND `s`.`started_at` >= ?
     AND `s`.`started_at` < ?
+    AND `s`.`attributes_hash` IN (
+      SELECT
+        fc.attributes_hash
+      FROM
+        attribute_combinations fc
+      WHERE
+        fc.site_id = ?
+        AND (NOT (`fc`.`source` IN (?)))
+    )
     AND (
-      NOT (`s`.`source` IN (?))
-      AND (
+      (
         `s`.`entry_path` IS NOT NULL
         AND (
           `s`.`entry_path` IN (?)

@@ -64,7 +64,9 @@ export const sharedStatements = {
         const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
           (part) =>
             d.builder
-              .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
+              .selectFrom(
+                where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
+              )
               .select(['a.sessions', 'a.bounces', 'a.session_pageviews', 'a.duration_seconds'])
               .where(where.sessionAttributeRollups(part.query, 'a')),
         );
@@ -275,9 +277,10 @@ export class StatsRepository {
   ) {}
 
   /**
-   * `metrics` and `sessions` of the query's sessions, and their visitors (SPEC §1): one
-   * statement over the sessions where no sketch can answer (filters on pages, goals or several
-   * attributes, one day, the raw path);
+   * `metrics` and `sessions` of the query's sessions, and their visitors (SPEC §1): where no
+   * sketch can answer (filters on pages, goals or several attributes, one day, the raw path),
+   * one statement over the sessions, or under conditions on attributes that a rollup answers,
+   * the rollup's counts and the visitors over the sessions;
    * otherwise the session counts from their rollup, then the visitors as decideVisitorCount
    * says, exactly or from the visitor sketches.
    */
@@ -286,7 +289,21 @@ export class StatsRepository {
     metrics: readonly M[],
   ): Promise<Record<M | 'sessions' | 'visitors', number>> {
     const wanted = [...new Set<SessionMetric>([...metrics, 'sessions'])] as Array<M | 'sessions'>;
-    if (!visitorSketchesMayAnswer(query)) return this.sessionTotals(query, [...wanted, 'visitors']);
+    if (!visitorSketchesMayAnswer(query)) {
+      if (
+        query.filters.length === 0 ||
+        decideTable(query, 'sessions', { metrics: wanted }).kind !== 'rollup'
+      ) {
+        return this.sessionTotals(query, [...wanted, 'visitors']);
+      }
+      // Under conditions on attributes: the counts from the attribute rollup, the exact visitors
+      // from the selected combinations' index alone (where.sessions), at once.
+      const [totals, visitors] = await Promise.all([
+        this.sessionTotals(query, wanted),
+        this.sessionTotals(query, ['visitors']),
+      ]);
+      return { ...totals, ...visitors };
+    }
     const totals = await this.sessionTotals(query, wanted);
     return { ...totals, visitors: await this.visitorCount(query, totals.sessions) };
   }

@@ -135,7 +135,9 @@ function metricSource(
         // combination of the five attributes (a VARCHAR(255) each) spills its in-memory temporary
         // tables at 10M pageviews (docs/decisions/filters.md).
         d.builder
-          .selectFrom(`${part.table} as a` as 'session_attribute_rollups as a')
+          .selectFrom(
+            where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
+          )
           .select([
             'a.bucket',
             sql.ref(`a.${dimension}`).as('value'),

@@ -1,7 +1,9 @@
 import { mariadbDialect } from '@app/db/dialect';
 import { sql } from 'kysely';
 import {
+  combinationSelected,
   rowOfSelectedSession,
+  selectsFewCombinations,
   SessionScope,
   sessionSelected,
   StatsFilter,
@@ -98,5 +100,41 @@ describe("storedGoalExists: a goal stored for the row's session", () => {
       'SELECT 1 WHERE EXISTS (SELECT 1 FROM session_goals stored_goal WHERE stored_goal.site_id = `b`.`site_id` AND stored_goal.session_id = `b`.`session_id` AND stored_goal.goal_id IN (?, ?) AND stored_goal.goal_id < `b`.`goal_id`)',
     );
     expect(first.parameters).toEqual([3, 4]);
+  });
+});
+
+describe('conditions on attributes as combinations (combinationSelected)', () => {
+  const on = (dimension: StatsFilter['dimension'], operator: '==' | '!=', text: string): StatsFilter => ({
+    dimension,
+    operator,
+    values: [{ text, prefix: false }],
+  });
+
+  it('selects the combinations of the attribute conditions only, in the site’s list', () => {
+    const scope: SessionScope = {
+      site: { id: 7 },
+      filters: [on('country', '==', 'DE'), page, on('device', '!=', 'mobile')],
+    };
+    const text = rendered(combinationSelected(scope, 's'));
+    expect(text).toContain(
+      '`s`.`attributes_hash` IN (SELECT fc.attributes_hash FROM attribute_combinations fc WHERE fc.site_id = ?',
+    );
+    expect(text).toContain('(`fc`.`country` IN (?)) AND NOT (`fc`.`device` IN (?))');
+    expect(text).not.toContain('hits');
+  });
+
+  it('adds nothing without an attribute condition, or on the raw path', () => {
+    expect(combinationSelected({ site: { id: 7 }, filters: [page] }, 's')).toBeNull();
+    expect(combinationSelected({ site: { id: 7 }, filters: [] }, 's')).toBeNull();
+    expect(
+      combinationSelected({ site: { id: 7 }, filters: [on('country', '==', 'DE')], tables: 'raw' }, 's'),
+    ).toBeNull();
+  });
+
+  it('calls the combinations few when the conditions name two attributes or more', () => {
+    const few = (filters: StatsFilter[]) => selectsFewCombinations({ site: { id: 7 }, filters });
+    expect(few([on('country', '==', 'DE'), on('device', '==', 'mobile')])).toBe(true);
+    expect(few([on('country', '==', 'DE'), on('country', '!=', 'FR')])).toBe(false);
+    expect(few([on('country', '==', 'DE'), page])).toBe(false);
   });
 });

@@ -1,7 +1,7 @@
 import { tableWithIndexMarker } from '@app/db/dialect';
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 import { anyGoal, GoalDefinition } from '../conversions';
-import { HITS_BY_SESSION, HITS_BY_STEP, pageviewPathIs, textMatch } from '../definitions';
+import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
 
@@ -113,6 +113,36 @@ export function sessionSelected(
     return f.operator === '==' ? selected : sql<SqlBool>`NOT ${selected}`;
   });
   return sql<SqlBool>`(${sql.join(each, sql` AND `)})`;
+}
+
+/**
+ * Under conditions on session attributes, outside the raw path: the sessions row `s` has one
+ * of the combinations of the five attributes that those conditions select, looked up in the
+ * site's combinations (attribute_combinations, migration 1767700000000; `aggregate` adds each
+ * derived session's there in the transaction that writes it, so a session's is always there).
+ * It selects no session the conditions do not, and every session they do: a condition on
+ * attributes is a test of the combination's values. Beside sessionSelected, it lets a
+ * statement over the range's sessions read those of the selected combinations
+ * (ix_sessions_site_combination: site, combination, start, visitor), not every session of the
+ * range tested one by one.
+ */
+export function combinationSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
+  if (scope.tables === 'raw') return null;
+  const filters = scope.filters.filter((f) => isSessionAttribute(f.dimension));
+  const selected = sessionSelected({ ...scope, filters }, 'fc');
+  if (selected === null) return null;
+  return sql<SqlBool>`${col(s, 'attributes_hash')} IN (SELECT fc.attributes_hash FROM attribute_combinations fc WHERE fc.site_id = ${scope.site.id} AND ${selected})`;
+}
+
+/**
+ * Whether the conditions on session attributes name two attributes or more: their
+ * combinations are then few (at 10M pageviews, `country==DE|FR;device!=mobile;channel==…`
+ * 217 of the site's 85,943), where a condition on one attribute alone may select most of them.
+ */
+export function selectsFewCombinations(scope: SessionScope): boolean {
+  return (
+    new Set(scope.filters.filter((f) => isSessionAttribute(f.dimension)).map((f) => f.dimension)).size >= 2
+  );
 }
 
 /**

@@ -1,8 +1,16 @@
-import { Expression, sql, SqlBool } from 'kysely';
-import { HitType, SESSION_ATTRIBUTES } from '../definitions';
+import { AliasedRawBuilder, Expression, sql, SqlBool } from 'kysely';
+import { ATTRIBUTE_DAYS_BY_COMBINATION, HitType, isSessionAttribute } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
-import { andAlso, rollupValueSelected, rowOfSelectedSession, sessionSelected } from './session-filter';
+import {
+  andAlso,
+  combinationSelected,
+  rollupValueSelected,
+  rowOfSelectedSession,
+  selectsFewCombinations,
+  sessionSelected,
+} from './session-filter';
+import { tableWithIndexMarker } from '@app/db/dialect';
 
 export { col };
 
@@ -25,8 +33,22 @@ function unfiltered(query: StatsQuery, table: string): void {
  * when its session is selected, wherever that session started.
  */
 export const where = {
+  /**
+   * Outside the raw path, the conditions on session attributes select the sessions' combinations
+   * (combinationSelected) instead of testing each session's five columns: a statement that
+   * reads only the start and the visitor of its sessions reads them from the combinations'
+   * index alone.
+   */
   sessions(query: StatsQuery, alias = 's'): Expression<SqlBool> {
-    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}${andAlso(sessionSelected(query, alias))})`;
+    const byCombination = combinationSelected(query, alias);
+    const selected =
+      byCombination === null
+        ? sessionSelected(query, alias)
+        : sessionSelected(
+            { ...query, filters: query.filters.filter((f) => !isSessionAttribute(f.dimension)) },
+            alias,
+          );
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}${andAlso(byCombination)}${andAlso(selected)})`;
   },
 
   hits(query: StatsQuery, alias = 'h', type?: HitType): Expression<SqlBool> {
@@ -63,10 +85,31 @@ export const where = {
    * which are named as in sessions.
    */
   sessionAttributeRollups(query: StatsQuery, alias = 'a'): Expression<SqlBool> {
-    if (query.filters.some((f) => !(SESSION_ATTRIBUTES as readonly string[]).includes(f.dimension))) {
+    if (query.filters.some((f) => !isSessionAttribute(f.dimension))) {
       throw new Error('the attribute rollup can only select sessions by their attributes');
     }
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc}${andAlso(sessionSelected(query, alias))})`;
+  },
+
+  /**
+   * A part of the attribute rollup for the query, to select from as `alias`: its table, or for
+   * the day rows under conditions on two attributes or more (selectsFewCombinations) the rows
+   * of the selected combinations, read through their index by combination
+   * (ATTRIBUTE_DAYS_BY_COMBINATION, migration 1767700000000), not every row of the range's days
+   * tested one by one (at 10M pageviews, 445k rows over 30 days: 100–130 ms against 33 ms by
+   * hand for 217 combinations). The caller still selects the rows (sessionAttributeRollups).
+   */
+  attributeRollupPart(
+    query: StatsQuery,
+    table: string,
+    alias: string,
+  ): string | AliasedRawBuilder<unknown, string> {
+    if (table !== 'session_attribute_day_rollups' || !selectsFewCombinations(query))
+      return `${table} as ${alias}`;
+    const rows = sql.raw(tableWithIndexMarker(table, alias, ATTRIBUTE_DAYS_BY_COMBINATION));
+    return sql`(SELECT * FROM ${rows} WHERE ${col(alias, 'site_id')} = ${query.site.id}${andAlso(combinationSelected(query, alias))})`.as(
+      alias,
+    );
   },
 
   /**
