@@ -147,6 +147,7 @@ FROM
               `g`.`list`,
               `g`.`value`,
               `g`.`path_hash`,
+              `g`.`rep`,
               `g`.`sessions`,
               RANK() OVER (
                 PARTITION BY
@@ -160,6 +161,7 @@ FROM
                   'channel' AS `list`,
                   MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`
@@ -182,6 +184,7 @@ FROM
                   'source' AS `list`,
                   MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`
@@ -204,6 +207,7 @@ FROM
                   'country' AS `list`,
                   `r`.`value` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (
@@ -249,6 +253,7 @@ FROM
                   'device' AS `list`,
                   MIN(`p`.`item`) AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`
@@ -271,6 +276,7 @@ FROM
                   'entry_path' AS `list`,
                   NULL AS `value`,
                   `p`.`item_hash` AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`
@@ -293,6 +299,7 @@ FROM
                   'exit_path' AS `list`,
                   NULL AS `value`,
                   `p`.`item_hash` AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   `session_pair_day_rollups` AS `p`

@@ -90,6 +90,7 @@ FROM
               `g`.`list`,
               `g`.`value`,
               `g`.`path_hash`,
+              `g`.`rep`,
               `g`.`sessions`,
               RANK() OVER (
                 PARTITION BY
@@ -103,6 +104,7 @@ FROM
                   'entry_path' AS `list`,
                   NULL AS `value`,
                   `p`.`path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`p`.`sessions`), 0) AS `sessions`
                 FROM
                   (

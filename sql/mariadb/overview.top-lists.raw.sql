@@ -40,6 +40,7 @@ FROM
               `g`.`list`,
               `g`.`value`,
               `g`.`path_hash`,
+              `g`.`rep`,
               `g`.`sessions`,
               RANK() OVER (
                 PARTITION BY
@@ -53,6 +54,7 @@ FROM
                   'entry_path' AS `list`,
                   `s`.`entry_path` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COUNT(*) AS `sessions`
                 FROM
                   `sessions` AS `s`
@@ -70,6 +72,7 @@ FROM
                   'exit_path' AS `list`,
                   `s`.`exit_path` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COUNT(*) AS `sessions`
                 FROM
                   `sessions` AS `s`
@@ -92,6 +95,7 @@ FROM
                     WHEN 'device' THEN `m`.`device`
                   END AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   SUM(`m`.`n`) AS `sessions`
                 FROM
                   (

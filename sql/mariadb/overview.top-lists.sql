@@ -59,6 +59,7 @@ FROM
               `g`.`list`,
               `g`.`value`,
               `g`.`path_hash`,
+              `g`.`rep`,
               `g`.`sessions`,
               RANK() OVER (
                 PARTITION BY
@@ -72,6 +73,7 @@ FROM
                   'channel' AS `list`,
                   `r`.`value` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (
@@ -109,6 +111,7 @@ FROM
                   'source' AS `list`,
                   `r`.`value` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (
@@ -146,6 +149,7 @@ FROM
                   'country' AS `list`,
                   `r`.`value` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (
@@ -183,6 +187,7 @@ FROM
                   'device' AS `list`,
                   `r`.`value` AS `value`,
                   NULL AS `path_hash`,
+                  NULL AS `rep`,
                   COALESCE(SUM(`r`.`sessions`), 0) AS `sessions`
                 FROM
                   (

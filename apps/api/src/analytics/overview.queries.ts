@@ -37,13 +37,20 @@ export interface TopListRow {
   sessions: number;
 }
 
-/** A list's values grouped: `value`, or for a path list read from its rollups the path's hash (named later). */
+/**
+ * A list's values grouped: `value`, or for a path list read from its rollups or by hash the
+ * path's hash (named later), with one of its sessions (`rep`) where it was read from them.
+ */
 interface TopListGroupRow {
   list: TopList;
   value: string | null;
   path_hash: Buffer | null;
+  rep: string | null;
   sessions: number | string;
 }
+
+/** No representative session: the group's value is named otherwise. */
+const NO_REP = sql<string | null>`NULL`.as('rep');
 
 /* eslint-disable-next-line @typescript-eslint/no-explicit-any -- rollup and raw groups read different tables */
 type TopListGroup = SelectQueryBuilder<any, any, TopListGroupRow>;
@@ -76,7 +83,10 @@ export const overviewStatements = {
   ): ReportStatement<{ list: TopList; value: string; sessions: number | string }> {
     return (d) => {
       /** Per rolled-up path list: the path of `hash` from the first part that holds it. */
-      const pathOf = new Map<TopList, (hash: Expression<unknown>) => Expression<string>>();
+      const pathOf = new Map<
+        TopList,
+        (hash: Expression<unknown>, rep: Expression<unknown>) => Expression<string>
+      >();
       const tableOf = new Map(
         lists.map((list) => [
           list,
@@ -116,6 +126,7 @@ export const overviewStatements = {
                 sql.lit(list).as('list'),
                 (byPath ? sql<string | null>`NULL` : sql<string>`MIN(${sql.ref('p.item')})`).as('value'),
                 (byPath ? sql.ref('p.item_hash') : sql<Buffer | null>`NULL`).as('path_hash'),
+                NO_REP,
                 sessionRollupMetrics('p').sessions.as('sessions'),
               ])
               .where(selected)
@@ -145,6 +156,7 @@ export const overviewStatements = {
                 sql.lit(list).as('list'),
                 sql.ref('a.value').as('value'),
                 sql<Buffer | null>`NULL`.as('path_hash'),
+                NO_REP,
                 sessionRollupMetrics('a').sessions.as('sessions'),
               ])
               .groupBy('a.value') as TopListGroup;
@@ -187,6 +199,7 @@ export const overviewStatements = {
                 sql.lit(list).as('list'),
                 sql<string | null>`NULL`.as('value'),
                 'p.path_hash',
+                NO_REP,
                 sessionRollupMetrics('p').sessions.as('sessions'),
               ])
               .groupBy('p.path_hash') as TopListGroup;
@@ -212,6 +225,7 @@ export const overviewStatements = {
                 sql.lit(list).as('list'),
                 sql.ref('r.value').as('value'),
                 sql<Buffer | null>`NULL`.as('path_hash'),
+                NO_REP,
                 sessionRollupMetrics('r').sessions.as('sessions'),
               ])
               .groupBy('r.value') as TopListGroup;
@@ -219,18 +233,17 @@ export const overviewStatements = {
           if ((list === 'entry_path' || list === 'exit_path') && combinationSelected(query, 's') !== null) {
             // Under conditions on attributes: the selected sessions' pages by their hash, read from
             // the combinations' index alone (where.sessions), and each candidate named by one of
-            // its sessions (at 10M pageviews under three attribute conditions, ~100k sessions:
-            // 0.53–0.61 s by the page itself, each session's row read by key).
+            // its sessions, read by key (at 10M pageviews under three attribute conditions, ~100k
+            // sessions: 0.53–0.61 s grouped by the page itself, each session's row read by key).
             const hashOf = list === 'entry_path' ? 'entry_hash' : 'exit_hash';
             pathOf.set(
               list,
-              (hash) =>
+              (_, rep) =>
                 sql<string>`(${d.builder
                   .selectFrom('sessions as n')
                   .select(`n.${list}`)
-                  .where(where.sessions(query, 'n'))
-                  .where(sql<SqlBool>`${col('n', hashOf)} = ${hash}`)
-                  .limit(1)})`,
+                  .where('n.site_id', '=', query.site.id)
+                  .where(sql<SqlBool>`${col('n', 'session_id')} = ${rep}`)})`,
             );
             return d.builder
               .selectFrom('sessions as s')
@@ -238,6 +251,7 @@ export const overviewStatements = {
                 sql.lit(list).as('list'),
                 sql<string | null>`NULL`.as('value'),
                 sql.ref(`s.${hashOf}`).as('path_hash'),
+                sql<string>`MIN(${col('s', 'session_id')})`.as('rep'),
                 sessionMetrics('s').sessions.as('sessions'),
               ])
               .where(where.sessions(query, 's'))
@@ -250,6 +264,7 @@ export const overviewStatements = {
               sql.lit(list).as('list'),
               sql.ref(`s.${list}`).as('value'),
               sql<Buffer | null>`NULL`.as('path_hash'),
+              NO_REP,
               sessionMetrics('s').sessions.as('sessions'),
             ])
             .where(where.sessions(query, 's'))
@@ -285,6 +300,7 @@ export const overviewStatements = {
               sql.ref('k.list').as('list'),
               valueOf.as('value'),
               sql<Buffer | null>`NULL`.as('path_hash'),
+              NO_REP,
               sql<number | string>`SUM(${sql.ref('m.n')})`.as('sessions'),
             ])
             .groupBy([sql.ref('k.list'), valueOf]) as TopListGroup,
@@ -296,16 +312,18 @@ export const overviewStatements = {
           'g.list',
           'g.value',
           'g.path_hash',
+          'g.rep',
           'g.sessions',
           sql<number>`RANK() OVER (PARTITION BY g.list ORDER BY g.sessions DESC)`.as('by_sessions'),
         ])
         .as('c');
       const hash = sql.ref('c.path_hash');
+      const rep = sql.ref('c.rep');
       const value =
         pathOf.size === 0
           ? sql.ref('c.value')
           : sql`COALESCE(${sql.ref('c.value')}, CASE ${sql.ref('c.list')} ${sql.join(
-              [...pathOf].map(([list, named]) => sql`WHEN ${sql.lit(list)} THEN ${named(hash)}`),
+              [...pathOf].map(([list, named]) => sql`WHEN ${sql.lit(list)} THEN ${named(hash, rep)}`),
               sql` `,
             )} END)`;
       const named = d.builder
