@@ -48,7 +48,12 @@ const goals: GoalDefinition[] = [
 const days = buckets(query.range, 'day');
 /** Filtered on one session attribute (the rollup answers) and on every kind of dimension (raw). */
 const byCountry: StatsQuery = { ...query, filters: parseFilters('country==DE|FR;country!=A*') };
-const twoAttributes: StatsQuery = { ...query, filters: parseFilters('country==DE;device!=mobile') };
+/** As a request reads it: the two combinations its conditions select listed (StatsQueryParser). */
+const twoAttributes: StatsQuery = {
+  ...query,
+  filters: parseFilters('country==DE;device!=mobile'),
+  combinations: ['0123456789abcdef0123456789abcdef', 'fedcba9876543210fedcba9876543210'],
+};
 const everyKind: StatsQuery = {
   ...query,
   filters: [
@@ -99,6 +104,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.session-totals.every-kind': sharedStatements.sessionTotals(everyKind, ['sessions', 'visitors']),
   'filtered.pageview-totals.every-kind': sharedStatements.pageviewTotals(everyKind, ['pageviews']),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),
+  'filtered.top-lists.two-attributes': overviewStatements.topLists(twoAttributes, 10),
   'filtered.funnel.every-kind': funnelStatements.visitorsPerStepBackwards(
     everyKind,
     [

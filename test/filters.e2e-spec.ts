@@ -10,6 +10,7 @@ import {
   ROLLUP_DIMENSIONS,
   sessionSelected,
   StatsQuery,
+  StatsQueryParser,
 } from '@app/stats';
 import { engagementStatements } from '../apps/api/src/analytics/engagement.queries';
 import { overviewStatements, TopList } from '../apps/api/src/analytics/overview.queries';
@@ -705,6 +706,8 @@ describe('filters (SPEC §3)', () => {
         [site],
       );
       expect(Number(n)).toBe(new Set(rows.map((r) => r.k)).size);
+      // Conditions that no combination meets select no session.
+      expect((await overview('country==ZZ;device==mobile')).data.sessions).toBe(0);
     });
 
     it('adds the combination a late hit gives a session, and the filters select the session by it', async () => {
@@ -781,11 +784,14 @@ describe('filters (SPEC §3)', () => {
     (TEST_ENGINE === 'sqlite' ? it.skip : it)(
       "reads the selected sessions' entry pages from the combinations' index alone, and the day rows by combination",
       async () => {
-        const query: StatsQuery = {
-          site: { id: site, timezone: 'UTC', currency: 'USD', trackingMode: 'full' },
-          range: resolveRange({ ...RANGE, siteTimezone: 'UTC', maxDays: 731 }),
-          filters: parseFilters('country==DE|FR;device==mobile'),
-        };
+        // As a request reads it: the two selected combinations listed (StatsQueryParser).
+        const query = await app
+          .get(StatsQueryParser)
+          .parse(
+            { id: site, timezone: 'UTC', currency: 'USD', trackingMode: 'full' },
+            { ...RANGE, filters: 'country==DE|FR;device==mobile' },
+          );
+        expect(query.combinations).toHaveLength(2);
         const explain = async (lists: readonly TopList[]) => {
           const compiled = env.dialect.renderIndexHints(
             overviewStatements.topLists(query, 10, lists)(env.dialect),

@@ -20,13 +20,10 @@
 --   $18 = 1775080800
 --   $19 = 7
 --   $20 = 7
---   $21 = "DE"
---   $22 = "mobile"
---   $23 = 7
---   $24 = 2026-03-19T23:00:00.000Z
---   $25 = 2026-04-02T22:00:00.000Z
---   $26 = "DE"
---   $27 = "mobile"
+--   $21 = 2026-03-19T23:00:00.000Z
+--   $22 = 2026-04-02T22:00:00.000Z
+--   $23 = "DE"
+--   $24 = "mobile"
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -81,16 +78,8 @@ FROM
             WHERE
               `a`.`site_id` = ?
               AND `a`.`attributes_hash` IN (
-                SELECT
-                  fc.attributes_hash
-                FROM
-                  attribute_combinations fc
-                WHERE
-                  fc.site_id = ?
-                  AND (
-                    (`fc`.`country` IN (?))
-                    AND NOT (`fc`.`device` IN (?))
-                  )
+                X'0123456789abcdef0123456789abcdef',
+                X'fedcba9876543210fedcba9876543210'
               )
           ) AS `a`
         WHERE

@@ -2,13 +2,10 @@
 -- parameters:
 --   $1 = 7
 --   $2 = 7
---   $3 = "DE"
---   $4 = "mobile"
---   $5 = 7
---   $6 = 2026-03-19T23:00:00.000Z
---   $7 = 2026-04-02T22:00:00.000Z
---   $8 = "DE"
---   $9 = "mobile"
+--   $3 = 2026-03-19T23:00:00.000Z
+--   $4 = 2026-04-02T22:00:00.000Z
+--   $5 = "DE"
+--   $6 = "mobile"
 SELECT
   COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`,
   COALESCE(SUM(`a`.`bounces`), 0) AS `bounces`
@@ -28,16 +25,8 @@ FROM
         WHERE
           `a`.`site_id` = ?
           AND `a`.`attributes_hash` IN (
-            SELECT
-              fc.attributes_hash
-            FROM
-              attribute_combinations fc
-            WHERE
-              fc.site_id = ?
-              AND (
-                (`fc`.`country` IN (?))
-                AND NOT (`fc`.`device` IN (?))
-              )
+            X'0123456789abcdef0123456789abcdef',
+            X'fedcba9876543210fedcba9876543210'
           )
       ) AS `a`
     WHERE

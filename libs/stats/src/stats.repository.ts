@@ -28,7 +28,13 @@ import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 import { soleAttributeOf } from './query/filters';
-import { rollupValueSelected, sessionSelected } from './sql/session-filter';
+import {
+  combinationsSelectedIn,
+  LISTED_COMBINATIONS,
+  rollupValueSelected,
+  SessionScope,
+  sessionSelected,
+} from './sql/session-filter';
 
 export type SessionTotals<M extends SessionMetric> = Record<M, number | string>;
 export type PageviewTotals<M extends PageviewMetric> = Record<M, number | string>;
@@ -230,6 +236,21 @@ export const sharedStatements = {
         .compile();
   },
 
+  /**
+   * The site's combinations of attributes that the scope's conditions on attributes select, at
+   * most `limit` + 1 of them (none without such a condition).
+   */
+  selectedCombinations(scope: SessionScope, limit: number): ReportStatement<{ k: string }> {
+    const selected = combinationsSelectedIn(scope) ?? sql<SqlBool>`1 = 0`;
+    // As hex text: the same on every engine and reader.
+    return (d) =>
+      sql<{
+        k: string;
+      }>`SELECT HEX(fc.attributes_hash) AS k FROM attribute_combinations fc WHERE ${selected} LIMIT ${sql.lit(limit + 1)}`.compile(
+        d.builder,
+      );
+  },
+
   /** The site's conversion goals, by id. */
   siteGoals(
     siteId: number,
@@ -359,6 +380,16 @@ export class StatsRepository {
   async dataVersion(siteId: number): Promise<string> {
     const [row] = await this.db.run(sharedStatements.dataVersion(siteId));
     return row ? formatDataVersion(row) : 'no site';
+  }
+
+  /**
+   * The combinations of attributes the scope's conditions on attributes select (the hex text of
+   * their hash), when they are at most LISTED_COMBINATIONS; else undefined.
+   */
+  async selectedCombinations(scope: SessionScope): Promise<string[] | undefined> {
+    const rows = await this.db.run(sharedStatements.selectedCombinations(scope, LISTED_COMBINATIONS));
+    if (rows.length > LISTED_COMBINATIONS) return undefined;
+    return rows.map((r) => String(r.k).toLowerCase());
   }
 
   async siteGoals(siteId: number): Promise<SiteGoal[]> {

@@ -4,7 +4,7 @@ import { Injectable } from '@nestjs/common';
 import { Interval, ReportRange } from '../date-range';
 import { ParameterError } from '../parameter-error';
 import { RangeQuery, reportRange } from '../report-range';
-import type { StatsFilter } from '../sql/session-filter';
+import { conditionsOnSeveralAttributes, type StatsFilter } from '../sql/session-filter';
 import { StatsRepository } from '../stats.repository';
 import { parseFilters } from './filters';
 
@@ -34,6 +34,8 @@ export interface StatsQuery {
    * reference and the benchmark's "before" figures. Requests always plan `auto`.
    */
   readonly tables?: 'auto' | 'raw';
+  /** The combinations of attributes the filters select, when few (SessionScope.combinations). */
+  readonly combinations?: readonly string[];
 }
 
 /** The same query over another range (comparisons). */
@@ -51,7 +53,9 @@ export interface ReportParams extends RangeQuery {
 /**
  * Turns a site and a report's validated parameters into a StatsQuery; range and filter
  * mistakes are 400s. A goal condition's ids are looked up among the site's goals, so that SQL
- * can match their hits; an id that is not one of them is a 400 too.
+ * can match their hits; an id that is not one of them is a 400 too. The combinations of
+ * attributes that conditions on two attributes or more select are read once, and listed when
+ * they are few, so that the statements name them (SessionScope.combinations).
  */
 @Injectable()
 export class StatsQueryParser {
@@ -63,6 +67,11 @@ export class StatsQueryParser {
   async parse(site: Site | SiteContext, params: ReportParams, now?: Date): Promise<StatsQuery> {
     const range = reportRange(params, site, this.config.limits.maxRangeDays, now);
     const filters = await this.resolveGoals(site.id, parseFilters(params.filters));
+    // Listed only under conditions on two attributes or more (conditionsOnSeveralAttributes).
+    const scope = { site, filters };
+    const combinations = conditionsOnSeveralAttributes(scope)
+      ? await this.stats.selectedCombinations(scope)
+      : undefined;
     return {
       site: {
         id: site.id,
@@ -74,6 +83,7 @@ export class StatsQueryParser {
       filters,
       interval: params.interval,
       limit: params.limit,
+      ...(combinations === undefined ? {} : { combinations }),
     };
   }
 

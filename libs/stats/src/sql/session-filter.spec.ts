@@ -2,6 +2,7 @@ import { mariadbDialect } from '@app/db/dialect';
 import { sql } from 'kysely';
 import {
   combinationSelected,
+  conditionsOnSeveralAttributes,
   rowOfSelectedSession,
   selectsFewCombinations,
   SessionScope,
@@ -131,10 +132,38 @@ describe('conditions on attributes as combinations (combinationSelected)', () =>
     ).toBeNull();
   });
 
-  it('calls the combinations few when the conditions name two attributes or more', () => {
-    const few = (filters: StatsFilter[]) => selectsFewCombinations({ site: { id: 7 }, filters });
-    expect(few([on('country', '==', 'DE'), on('device', '==', 'mobile')])).toBe(true);
-    expect(few([on('country', '==', 'DE'), on('country', '!=', 'FR')])).toBe(false);
-    expect(few([on('country', '==', 'DE'), page])).toBe(false);
+  it('names the combinations the request listed: none selects no session', () => {
+    const scope: SessionScope = {
+      site: { id: 7 },
+      filters: [on('country', '==', 'DE'), on('device', '!=', 'mobile')],
+      combinations: ['01'.repeat(16), 'ab'.repeat(16)],
+    };
+    const compiled = sql`SELECT 1 WHERE ${combinationSelected(scope, 's')}`.compile(mariadbDialect.builder);
+    expect(compiled.sql).toContain(
+      `\`s\`.\`attributes_hash\` IN (X'${'01'.repeat(16)}', X'${'ab'.repeat(16)}')`,
+    );
+    expect(compiled.sql).not.toContain('attribute_combinations');
+    expect(compiled.parameters).toEqual([]);
+    // Anything but a hash's hex text is refused, never written into the SQL.
+    expect(() => combinationSelected({ ...scope, combinations: ["' OR 1=1 --"] }, 's')).toThrow(
+      /not a 16-byte hash/,
+    );
+    expect(rendered(combinationSelected({ ...scope, combinations: [] }, 's'))).toContain('(1 = 0)');
+    // The raw path names none.
+    expect(combinationSelected({ ...scope, tables: 'raw' }, 's')).toBeNull();
+  });
+
+  it('lists combinations only for conditions on two attributes or more', () => {
+    const several = (filters: StatsFilter[]) => conditionsOnSeveralAttributes({ site: { id: 7 }, filters });
+    expect(several([on('country', '==', 'DE'), on('device', '==', 'mobile')])).toBe(true);
+    expect(several([on('country', '==', 'DE'), on('country', '!=', 'FR')])).toBe(false);
+    expect(several([on('country', '==', 'DE'), page])).toBe(false);
+  });
+
+  it('calls the combinations few when the request listed them', () => {
+    const filters = [on('country', '==', 'DE'), on('device', '==', 'mobile')];
+    expect(selectsFewCombinations({ site: { id: 7 }, filters, combinations: [] })).toBe(true);
+    expect(selectsFewCombinations({ site: { id: 7 }, filters })).toBe(false);
+    expect(selectsFewCombinations({ site: { id: 7 }, filters, combinations: [], tables: 'raw' })).toBe(false);
   });
 });

@@ -16,7 +16,17 @@ export interface SessionScope {
   readonly filters: readonly StatsFilter[];
   /** `raw`: the parity reference (StatsQuery.tables), which reads a page or goal condition by session. */
   readonly tables?: 'auto' | 'raw';
+  /**
+   * The site's combinations of the five attributes that the conditions on attributes select,
+   * when they are at most LISTED_COMBINATIONS (StatsQueryParser reads them once per request),
+   * as the hex text of their hash: the statements then name them instead of each selecting them
+   * among the site's.
+   */
+  readonly combinations?: readonly string[];
 }
+
+/** How many selected combinations a request lists at most (StatsQueryParser). */
+export const LISTED_COMBINATIONS = 900;
 
 /** ` AND condition`, or nothing when there is no condition: unfiltered SQL stays as it was. */
 export function andAlso(condition: RawBuilder<SqlBool> | null): RawBuilder<unknown> {
@@ -115,34 +125,68 @@ export function sessionSelected(
   return sql<SqlBool>`(${sql.join(each, sql` AND `)})`;
 }
 
+/** The conditions on session attributes among `scope`'s filters. */
+const attributeConditions = (scope: SessionScope) =>
+  scope.filters.filter((f) => isSessionAttribute(f.dimension));
+
 /**
- * Under conditions on session attributes, outside the raw path: the sessions row `s` has one
- * of the combinations of the five attributes that those conditions select, looked up in the
- * site's combinations (attribute_combinations, migration 1767700000000; `aggregate` adds each
- * derived session's there in the transaction that writes it, so a session's is always there).
- * It selects no session the conditions do not, and every session they do: a condition on
- * attributes is a test of the combination's values. Beside sessionSelected, it lets a
- * statement over the range's sessions read those of the selected combinations
- * (ix_sessions_site_combination: site, combination, start, visitor), not every session of the
- * range tested one by one.
+ * The site's combinations of the five attributes that the conditions on attributes select, as
+ * `fc.attributes_hash` of attribute_combinations `fc`; null without such a condition.
  */
-export function combinationSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
-  if (scope.tables === 'raw') return null;
-  const filters = scope.filters.filter((f) => isSessionAttribute(f.dimension));
-  const selected = sessionSelected({ ...scope, filters }, 'fc');
-  if (selected === null) return null;
-  return sql<SqlBool>`${col(s, 'attributes_hash')} IN (SELECT fc.attributes_hash FROM attribute_combinations fc WHERE fc.site_id = ${scope.site.id} AND ${selected})`;
+export function combinationsSelectedIn(scope: SessionScope): RawBuilder<SqlBool> | null {
+  const selected = sessionSelected({ ...scope, filters: attributeConditions(scope) }, 'fc');
+  return selected === null ? null : sql<SqlBool>`fc.site_id = ${scope.site.id} AND ${selected}`;
 }
 
 /**
- * Whether the conditions on session attributes name two attributes or more: their
- * combinations are then few (at 10M pageviews, `country==DE|FR;device!=mobile;channel==…`
- * 217 of the site's 85,943), where a condition on one attribute alone may select most of them.
+ * Under conditions on session attributes, outside the raw path: the sessions row `s` has one
+ * of the combinations of the five attributes that those conditions select, among the site's
+ * combinations (attribute_combinations, migration 1767700000000; `aggregate` adds each derived
+ * session's there in the transaction that writes it, so a session's is always there): those
+ * the request listed (`scope.combinations`), or else those the statement selects itself.
+ * It selects no session the conditions do not, and every session they do: a condition on
+ * attributes is a test of the combination's values. In place of the conditions, it lets a
+ * statement over the range's sessions read those of the selected combinations
+ * (ix_sessions_site_combination), not every session of the range tested one by one.
+ */
+export function combinationSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
+  if (scope.tables === 'raw') return null;
+  const selected = combinationsSelectedIn(scope);
+  if (selected === null) return null;
+  if (scope.combinations !== undefined) {
+    return scope.combinations.length === 0
+      ? sql<SqlBool>`(1 = 0)`
+      : sql<SqlBool>`${col(s, 'attributes_hash')} IN (${sql.join(scope.combinations.map(hashLiteral))})`;
+  }
+  return sql<SqlBool>`${col(s, 'attributes_hash')} IN (SELECT fc.attributes_hash FROM attribute_combinations fc WHERE ${selected})`;
+}
+
+/**
+ * Whether the conditions on session attributes name two attributes or more: only then may
+ * their combinations be few enough to list (a request under conditions on one attribute reads
+ * rollups of that attribute, and one attribute's values may select most combinations: `US`,
+ * 29k of the benchmark's 85,943).
+ */
+export function conditionsOnSeveralAttributes(scope: SessionScope): boolean {
+  return new Set(attributeConditions(scope).map((f) => f.dimension)).size >= 2;
+}
+
+/**
+ * A 16-byte hash as a literal (`X'…'`, the same on both engines): the read pool's children take
+ * no binary parameters, and a literal list is what the engines plan best from.
+ */
+function hashLiteral(hex: string): RawBuilder<unknown> {
+  if (!/^[0-9a-f]{32}$/i.test(hex)) throw new Error(`not a 16-byte hash in hex: ${hex}`);
+  return sql.raw(`X'${hex}'`);
+}
+
+/**
+ * Whether the request listed the combinations its conditions select: at most
+ * LISTED_COMBINATIONS of them (at 10M pageviews, `country==DE|FR;device!=mobile;channel==…`
+ * selects 217 of the site's 85,943, where a condition on one attribute may select most of them).
  */
 export function selectsFewCombinations(scope: SessionScope): boolean {
-  return (
-    new Set(scope.filters.filter((f) => isSessionAttribute(f.dimension)).map((f) => f.dimension)).size >= 2
-  );
+  return scope.tables !== 'raw' && scope.combinations !== undefined;
 }
 
 /**
