@@ -1,4 +1,4 @@
-import { attributeKeySqlOf } from '@app/stats/rollups/session-rollup';
+import { attributeKeySqlOf, fillAttributeCombinations } from '@app/stats/rollups/session-rollup';
 import { ATTRIBUTE_DAYS_BY_COMBINATION } from '@app/stats/definitions';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { sqliteDialect as dialect } from '../sqlite/sqlite-dialect';
@@ -38,11 +38,7 @@ export class SqliteSessionsByCombination1767700000000 implements MigrationInterf
       browser TEXT NOT NULL,
       PRIMARY KEY (site_id, attributes_hash)
     ) WITHOUT ROWID`);
-    await q.query(
-      `INSERT INTO attribute_combinations (site_id, attributes_hash, channel, source, country, device, browser)
-       SELECT site_id, attributes_hash, MIN(channel), MIN(source), MIN(country), MIN(device), MIN(browser)
-       FROM sessions GROUP BY site_id, attributes_hash`,
-    );
+    await fillAttributeCombinations(q);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,4 +1,4 @@
-import { attributeKeySql } from '@app/stats/rollups/session-rollup';
+import { attributeKeySql, fillAttributeCombinations } from '@app/stats/rollups/session-rollup';
 import { ATTRIBUTE_DAYS_BY_COMBINATION } from '@app/stats/definitions';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { dialectForServerVersion } from '../dialect';
@@ -52,11 +52,7 @@ export class SessionsByCombination1767700000000 implements MigrationInterface {
       browser VARCHAR(255) NOT NULL,
       PRIMARY KEY (site_id, attributes_hash)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=${dialect.exactCollation}`);
-    await q.query(
-      `INSERT INTO attribute_combinations (site_id, attributes_hash, channel, source, country, device, browser)
-       SELECT site_id, attributes_hash, MIN(channel), MIN(source), MIN(country), MIN(device), MIN(browser)
-       FROM sessions GROUP BY site_id, attributes_hash`,
-    );
+    await fillAttributeCombinations(q);
   }
 
   async down(q: QueryRunner): Promise<void> {

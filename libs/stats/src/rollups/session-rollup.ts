@@ -1,3 +1,4 @@
+import type { Queryable } from './day-refill';
 import type { SqlDialect } from '@app/db/dialect';
 import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from '../date-range';
 import { hash } from 'node:crypto';
@@ -207,6 +208,19 @@ export function attributeKey(values: readonly string[]): string {
 export function attributeKeySql(alias: string | null): string {
   const c = (a: string) => (alias === null ? a : `${alias}.${a}`);
   return `CONCAT(${ROLLUP_DIMENSIONS.map((d) => `CHAR_LENGTH(${c(d)}), ':', ${c(d)}`).join(', ')})`;
+}
+
+/**
+ * Fills attribute_combinations (migration 1767700000000) with every combination the sessions
+ * have, by their generated attributes_hash: the same SQL on both engines.
+ */
+export async function fillAttributeCombinations(q: Queryable): Promise<void> {
+  const attributes = ROLLUP_DIMENSIONS.join(', ');
+  await q.query(
+    `INSERT INTO attribute_combinations (site_id, attributes_hash, ${attributes})
+     SELECT site_id, attributes_hash, ${ROLLUP_DIMENSIONS.map((a) => `MIN(${a})`).join(', ')}
+     FROM sessions GROUP BY site_id, attributes_hash`,
+  );
 }
 
 /** attributeKeySql in either engine's SQL (SQLite: `||` and length(), which counts characters). */
