@@ -172,8 +172,8 @@ export function conditionsOnSeveralAttributes(scope: SessionScope): boolean {
 }
 
 /**
- * A 16-byte hash as a literal (`X'…'`, the same on both engines): the read pool's children take
- * no binary parameters, and a literal list is what the engines plan best from.
+ * A 16-byte hash as a literal (`X'…'`, the same on both engines): the SQLite read pool's
+ * children take no binary parameters. Only hex text is written into the SQL.
  */
 function hashLiteral(hex: string): RawBuilder<unknown> {
   if (!/^[0-9a-f]{32}$/i.test(hex)) throw new Error(`not a 16-byte hash in hex: ${hex}`);

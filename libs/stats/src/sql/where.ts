@@ -36,8 +36,8 @@ export const where = {
   /**
    * Outside the raw path, the conditions on session attributes select the sessions' combinations
    * (combinationSelected) instead of testing each session's five columns: a statement that
-   * reads only the start and the visitor of its sessions reads them from the combinations'
-   * index alone.
+   * reads no more of its sessions than ix_sessions_site_combination holds (start, visitor, end,
+   * pageviews, entry and exit page hashes) reads them from that index alone.
    */
   sessions(query: StatsQuery, alias = 's'): Expression<SqlBool> {
     const byCombination = combinationSelected(query, alias);
@@ -93,8 +93,8 @@ export const where = {
 
   /**
    * A part of the attribute rollup for the query, to select from as `alias`: its table, or for
-   * the day rows under conditions on two attributes or more (selectsFewCombinations) the rows
-   * of the selected combinations, read through their index by combination
+   * the day rows where the request listed the combinations it selects (selectsFewCombinations)
+   * the rows of those combinations, read through their index by combination
    * (ATTRIBUTE_DAYS_BY_COMBINATION, migration 1767700000000), not every row of the range's days
    * tested one by one (at 10M pageviews, 445k rows over 30 days: 100–130 ms against 33 ms by
    * hand for 217 combinations). The caller still selects the rows (sessionAttributeRollups).
