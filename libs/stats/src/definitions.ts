@@ -14,6 +14,7 @@ export type HitType = (typeof HIT_TYPES)[number];
 export const SESSION_ATTRIBUTES = ['channel', 'source', 'country', 'device', 'browser'] as const;
 export type SessionAttribute = (typeof SESSION_ATTRIBUTES)[number];
 
+/** Whether a dimension (a filter's, a breakdown's) is one of the session attributes. */
 export const isSessionAttribute = (name: string): name is SessionAttribute =>
   (SESSION_ATTRIBUTES as readonly string[]).includes(name);
 

@@ -1,9 +1,9 @@
 import { localDayStart, type Bucket } from '../date-range';
-import type { SessionAttribute } from '../definitions';
+import { isSessionAttribute, type SessionAttribute } from '../definitions';
 import { soleAttributeOf } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
 import { wholeSiteDays } from '../rollups/day-split';
-import { PAIR_DIMENSIONS, PATH_DIMENSIONS, ROLLUP_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
+import { PAIR_DIMENSIONS, PATH_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
 import { storedGoalSelection } from '../sql/session-filter';
 
@@ -95,14 +95,14 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     // rollups: orderRollupsMayAnswer).
     const dimension = needs?.dimension;
     if (query.tables === 'raw' || dimension === undefined) return raw;
-    if (!(ROLLUP_DIMENSIONS as readonly string[]).includes(dimension)) return raw;
+    if (!isSessionAttribute(dimension)) return raw;
     const filtersOnIt = query.filters.length === 0 || soleAttributeOf(query.filters) === dimension;
     return filtersOnIt && rollupCovers(query.range, needs?.buckets)
       ? {
           source,
           kind: 'rollup',
           rollupTable: 'revenue_rollups',
-          rollupDimension: dimension as SessionAttribute,
+          rollupDimension: dimension,
         }
       : raw;
   }
@@ -110,8 +110,7 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   if (query.tables === 'raw' || !kept || !needs || needs.perSession) return raw;
   const filteredBy = soleAttributeOf(query.filters);
   if (source === 'hits' && (query.filters.length > 0 || needs.dimension !== undefined)) {
-    const attribute =
-      needs.dimension === undefined || (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension);
+    const attribute = needs.dimension === undefined || isSessionAttribute(needs.dimension);
     if (!attribute) return raw;
     // Per-pageview values under filters: the selected sessions' pageviews, not every pageview
     // of the range looked up in its session.
@@ -130,8 +129,7 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   }
   if (query.filters.length > 0) {
     if (source !== 'sessions') return raw;
-    if (!query.filters.every((f) => (ROLLUP_DIMENSIONS as readonly string[]).includes(f.dimension)))
-      return raw;
+    if (!query.filters.every((f) => isSessionAttribute(f.dimension))) return raw;
   }
   if (!needs.metrics.every((m) => kept.has(m))) return raw;
   if (pairRowsAnswer(query, needs, filteredBy)) {
@@ -141,15 +139,14 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
     // Only sessions are rolled up by attribute; a pageview's attribute is its session's.
     if (source !== 'sessions') return raw;
     const byPath = (PATH_DIMENSIONS as readonly string[]).includes(needs.dimension);
-    if (!byPath && !(ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension)) return raw;
+    if (!byPath && !isSessionAttribute(needs.dimension)) return raw;
     // The entry/exit page rollup counts sessions only, of every attribute.
     if (byPath && (query.filters.length > 0 || !needs.metrics.every((m) => m === 'sessions'))) return raw;
   }
   if (!rollupCovers(query.range, needs.buckets)) return raw;
   if (source !== 'sessions') return { source, kind: 'rollup' };
-  const attribute = (ROLLUP_DIMENSIONS as readonly string[]).includes(needs.dimension ?? '')
-    ? (needs.dimension as SessionAttribute)
-    : undefined;
+  const attribute =
+    needs.dimension !== undefined && isSessionAttribute(needs.dimension) ? needs.dimension : undefined;
   if (query.filters.length === 0 || (filteredBy !== undefined && (attribute ?? filteredBy) === filteredBy)) {
     return {
       source,
@@ -256,7 +253,7 @@ export function goalAttributeRollupsMayAnswer(
     query.tables !== 'raw' &&
     goalsRolledUp &&
     query.filters.length > 0 &&
-    query.filters.every((f) => (ROLLUP_DIMENSIONS as readonly string[]).includes(f.dimension)) &&
+    query.filters.every((f) => isSessionAttribute(f.dimension)) &&
     rollupCovers(query.range, buckets)
   );
 }

@@ -1,4 +1,4 @@
-import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
+import { isSessionAttribute, SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
 import { ParameterError } from '../parameter-error';
 
 /**
@@ -152,5 +152,5 @@ export function soleAttributeOf(filters: readonly FilterCondition[]): SessionAtt
   const dims = new Set(filters.map((f) => f.dimension));
   if (dims.size !== 1) return undefined;
   const [dim] = dims;
-  return (SESSION_ATTRIBUTES as readonly string[]).includes(dim) ? (dim as SessionAttribute) : undefined;
+  return isSessionAttribute(dim) ? dim : undefined;
 }
