@@ -825,6 +825,131 @@ describe('filters (SPEC §3)', () => {
     });
   });
 
+  describe("sessions keep their pageviews' engagement and their visitor's first session (migration 1767800000000)", () => {
+    /** Seconds from a stored time on page (SQLite keeps milliseconds). */
+    const seconds = (v: unknown) => (TEST_ENGINE === 'sqlite' ? Number(v) / 1000 : Number(v));
+    const keptOf = async (siteId: number) =>
+      (
+        await env.ds.query<Array<Record<string, unknown>>>(
+          `SELECT s.session_id, s.visitor_id, s.timed_pageviews, s.time_on_page_seconds,
+             s.scroll_0_24, s.scroll_25_49, s.scroll_50_74, s.scroll_75_100,
+             s.visitor_first_at, v.first_session_at
+           FROM sessions s LEFT JOIN visitors v ON v.site_id = s.site_id AND v.visitor_id = s.visitor_id
+           WHERE s.site_id = ? ORDER BY s.session_id`,
+          [siteId],
+        )
+      ).map((r) => ({
+        session: r.session_id,
+        visitor: r.visitor_id,
+        timed: Number(r.timed_pageviews),
+        seconds: seconds(r.time_on_page_seconds),
+        scroll: [r.scroll_0_24, r.scroll_25_49, r.scroll_50_74, r.scroll_75_100].map(Number),
+        // The copy equals the visitors table's row.
+        firstCopied:
+          r.visitor_first_at !== null &&
+          JSON.stringify(r.visitor_first_at) === JSON.stringify(r.first_session_at),
+      }));
+    const engagementOf = async (siteId: number, filters: string) => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${siteId}/analytics/engagement`)
+        .query({ ...RANGE, filters })
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(200);
+      const data = res.body.data as {
+        avg_time_on_page_seconds: number;
+        scroll_depth: Array<{ bucket: string; pageviews: number }>;
+        returning_visitors: { new_visitors: number; returning_visitors: number };
+      };
+      return {
+        avg: data.avg_time_on_page_seconds,
+        scroll: data.scroll_depth.map((b) => b.pageviews),
+        new: data.returning_visitors.new_visitors,
+        returning: data.returning_visitors.returning_visitors,
+      };
+    };
+
+    it("holds the sums of each session of the table above, and its visitor's first session", async () => {
+      const zero = { timed: 0, seconds: 0, scroll: [0, 0, 0, 0], firstCopied: true };
+      expect(await keptOf(site)).toEqual([
+        { session: 'A', visitor: 'v-A', timed: 2, seconds: 40, scroll: [1, 0, 0, 1], firstCopied: true },
+        { session: 'A0', visitor: 'v-A', ...zero },
+        { session: 'B', visitor: 'v-B', ...zero, scroll: [0, 1, 0, 0] },
+        { session: 'C', visitor: 'v-C', ...zero },
+        { session: 'D', visitor: 'v-D', ...zero },
+        { session: 'E', visitor: 'v-E', timed: 2, seconds: 140, scroll: [0, 0, 1, 1], firstCopied: true },
+        { session: 'F', visitor: 'v-F', ...zero },
+        { session: 'G', visitor: 'v-B', ...zero },
+      ]);
+    });
+
+    it('keeps them as late hits add pageviews, move a first session earlier and change a visitor', async () => {
+      const late = await env.site({ members: [user] });
+      const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
+      const under = 'country==NL;device==mobile';
+      const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
+        expect((await env.importHits(hits)).rejections).toEqual([]);
+        await env.aggregate();
+      };
+      await imported([
+        pageview(late, 'M2', '2026-05-04T10:00:00Z', '/a', {
+          ...nl,
+          visitor_id: 'v-M',
+          time_on_page_seconds: 12,
+          scroll_depth: 55,
+        }),
+      ]);
+      expect(await engagementOf(late, under)).toEqual({
+        avg: 12,
+        scroll: [0, 0, 1, 0],
+        new: 1,
+        returning: 0,
+      });
+      // A second pageview of M2, and an earlier session of v-M before the range (another
+      // country): v-M is returning now, its first session moved to M1's start.
+      await imported([
+        pageview(late, 'M2', '2026-05-04T10:05:00Z', '/b', {
+          ...nl,
+          visitor_id: 'v-M',
+          time_on_page_seconds: 8,
+          scroll_depth: 10,
+        }),
+        pageview(late, 'M1', '2026-05-02T09:00:00Z', '/a', { ...nl, country: 'BE', visitor_id: 'v-M' }),
+      ]);
+      expect(await engagementOf(late, under)).toEqual({
+        avg: 10,
+        scroll: [1, 0, 1, 0],
+        new: 0,
+        returning: 1,
+      });
+      expect(await keptOf(late)).toEqual([
+        { session: 'M1', visitor: 'v-M', timed: 0, seconds: 0, scroll: [0, 0, 0, 0], firstCopied: true },
+        { session: 'M2', visitor: 'v-M', timed: 2, seconds: 20, scroll: [1, 0, 1, 0], firstCopied: true },
+      ]);
+      // An earlier hit of M2 from another visitor: M2 is v-N's now, its first session.
+      await imported([
+        pageview(late, 'M2', '2026-05-04T09:55:00Z', '/c', { ...nl, visitor_id: 'v-N', scroll_depth: 30 }),
+      ]);
+      expect(await engagementOf(late, under)).toEqual({
+        avg: 10,
+        scroll: [1, 1, 1, 0],
+        new: 1,
+        returning: 0,
+      });
+      expect(await keptOf(late)).toEqual([
+        { session: 'M1', visitor: 'v-M', timed: 0, seconds: 0, scroll: [0, 0, 0, 0], firstCopied: true },
+        { session: 'M2', visitor: 'v-N', timed: 2, seconds: 20, scroll: [1, 1, 1, 0], firstCopied: true },
+      ]);
+    });
+
+    it('fills them from the hits and the visitors when it migrates', async () => {
+      const before = await keptOf(site);
+      const report = await engagementOf(site, 'country==DE|US;device==desktop');
+      await env.migrateAgainFrom(/SessionsEngagement1767800000000$/);
+      expect(await keptOf(site)).toEqual(before);
+      expect(await engagementOf(site, 'country==DE|US;device==desktop')).toEqual(report);
+    });
+  });
+
   /**
    * The rebuild on SQLite, which has no MD5: the sessions grouped here, keyed by the MD5 of
    * the same attributeKey the aggregator hashes, in 15-minute buckets of their start.

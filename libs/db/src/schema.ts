@@ -57,6 +57,15 @@ export interface SessionsTable {
   /** Generated: the MD5 of entry_path and of exit_path (NULL without pageviews; migration 1767700000000). */
   entry_hash: ColumnType<Buffer | null, never, never>;
   exit_hash: ColumnType<Buffer | null, never, never>;
+  /** Its pageviews' engagement sums, as hit_rollups keeps them (migration 1767800000000). */
+  timed_pageviews: Count;
+  time_on_page_seconds: Decimal;
+  scroll_0_24: Count;
+  scroll_25_49: Count;
+  scroll_50_74: Count;
+  scroll_75_100: Count;
+  /** Its visitor's first session, as the visitors table holds it (migration 1767800000000). */
+  visitor_first_at: Date | null;
 }
 
 export interface VisitorsTable {

@@ -26,6 +26,7 @@ import {
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
 import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
+import { SESSION_ENGAGEMENT_COLUMNS, sessionEngagementRows } from '@app/stats/sql/session-engagement';
 import { sql } from 'kysely';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -90,6 +91,8 @@ const SESSION_COLUMNS = [
   'exit_path',
   ...SESSION_ATTRIBUTES,
   'purchased',
+  ...SESSION_ENGAGEMENT_COLUMNS,
+  'visitor_first_at',
 ];
 
 const VISITOR_COLUMNS = ['site_id', 'visitor_id', 'first_session_at'];
@@ -278,12 +281,14 @@ export class SessionAggregator {
     );
     const earliest = parts.map((p) => earliestStarts(p.before, p.after));
     if (earliest.every((e) => e !== undefined)) {
-      await this.advanceFirstSessions(
+      const moved = await this.advanceFirstSessions(
         em,
         parts.map((p, i) => [p.siteId, earliest[i]]),
       );
+      await this.copyFirstSessions(em, moved);
     } else {
       await this.rederiveFirstSessions(em, parts, touched);
+      await this.copyFirstSessions(em, touched);
     }
     // A site at a time, for the reason of lockQueuedStatement: a DELETE that scans the queue
     // waits for every row another writer holds.
@@ -461,11 +466,12 @@ export class SessionAggregator {
    * first session is replaced only where that start is earlier, and only those visitors move in
    * visitor_first_rollups. Most visitors of an hour are new (one row inserted) or returning
    * with an earlier first session (nothing written), so their other sessions are not read again.
+   * Returns the visitors whose first session it set or moved (site → visitor ids).
    */
   private async advanceFirstSessions(
     em: EntityManager,
     sites: ReadonlyArray<readonly [number, ReadonlyMap<string, number>]>,
-  ): Promise<void> {
+  ): Promise<SiteSessions> {
     const d = this.sql.dialect;
     const visitors: SiteSessions = new Map(sites.map(([siteId, starts]) => [siteId, [...starts.keys()]]));
     const where = siteSessionsIn(d, visitors, 'visitor_id');
@@ -480,10 +486,12 @@ export class SessionAggregator {
     );
     const replaced = new Map<number, string[]>();
     const inserted: unknown[][] = [];
+    const set = new Map<number, string[]>();
     for (const [siteId, starts] of sites) {
       const before: Date[] = [];
       const after: Date[] = [];
       const moved: string[] = [];
+      const written: string[] = [];
       for (const [visitor, at] of starts) {
         const was = stored.get(`${siteId}\u0000${visitor}`);
         if (was !== undefined && was.getTime() <= at) continue;
@@ -493,8 +501,10 @@ export class SessionAggregator {
         }
         after.push(new Date(at));
         inserted.push([siteId, visitor, new Date(at)]);
+        written.push(visitor);
       }
       if (moved.length > 0) replaced.set(siteId, moved);
+      if (written.length > 0) set.set(siteId, written);
       await this.applyNewVisitorDeltas(em, siteId, before, after);
     }
     if (replaced.size > 0) {
@@ -508,6 +518,26 @@ export class SessionAggregator {
         flatRows(part),
       );
     }
+    return set;
+  }
+
+  /**
+   * Each session of `visitors` (site → visitor ids) given its visitor's first session as the
+   * visitors table now holds it: `sessions.visitor_first_at`, which the returning split reads
+   * outside the raw path instead of looking each selected session's visitor up (migration
+   * 1767800000000). Called with the visitors whose first session the chunk set or moved, in its
+   * transaction, so a session's copy always equals its visitor's row.
+   */
+  private async copyFirstSessions(em: EntityManager, visitors: SiteSessions): Promise<void> {
+    const listed: SiteSessions = new Map([...visitors].filter(([, ids]) => ids.length > 0));
+    if (listed.size === 0) return;
+    const where = siteSessionsIn(this.sql.dialect, listed, 'visitor_id');
+    await em.query(
+      `UPDATE sessions SET visitor_first_at =
+         (SELECT v.first_session_at FROM visitors v WHERE v.site_id = sessions.site_id AND v.visitor_id = sessions.visitor_id)
+       WHERE ${where.sql}`,
+      where.parameters,
+    );
   }
 
   /** The first-session starts the visitors of `visitors` (site → visitor ids) have in the visitors table, by site. */
@@ -686,7 +716,10 @@ export function lockQueuedStatement(
  * and scanned every hit of the site for each session (the demo's aggregate took minutes). A single pass with
  * several ROW_NUMBER() windows was tried first and MariaDB 10.11 mixed up which row was
  * first when the windows had different PARTITION BY lists. Whether a session purchased comes
- * from the batch's purchasing sessions, read once (purchasingSessionsAmong).
+ * from the batch's purchasing sessions, read once (purchasingSessionsAmong). Each row also keeps
+ * its pageviews' engagement sums (sessionEngagementRows) and its visitor's first session as the
+ * visitors table holds it before the chunk: where the chunk moves that, copyFirstSessions sets
+ * it again after.
  */
 export function deriveSessionsStatement(
   d: SqlDialect,
@@ -704,7 +737,9 @@ export function deriveSessionsStatement(
       ${pick('path', true, 'asc')},
       ${pick('path', true, 'desc')},
       ${sql.join(SESSION_ATTRIBUTES.map((attr) => attributeOrMissing(attr, sql.ref(`f.${attr}`))))},
-      CASE WHEN po.session_id IS NULL THEN 0 ELSE 1 END
+      CASE WHEN po.session_id IS NULL THEN 0 ELSE 1 END,
+      ${sql.join(SESSION_ENGAGEMENT_COLUMNS.map((c) => sql`COALESCE(${sql.ref(`e.${c}`)}, 0)`))},
+      fv.first_session_at
     FROM (
       SELECT h.site_id, h.session_id, MIN(h.ts) AS started_at, MAX(h.ts) AS ended_at, COUNT(*) AS hits,
         SUM(h.type = 'pageview') AS pageviews, SUM(h.type = 'event') AS events, SUM(h.type = 'purchase') AS purchases
@@ -713,7 +748,7 @@ export function deriveSessionsStatement(
       GROUP BY h.site_id, h.session_id
     ) a
     JOIN hits f ON f.seq = ${pick('seq', false, 'asc')}
-    LEFT JOIN (${purchasingSessionsAmong(sites)}) po ON po.site_id = a.site_id AND po.session_id = a.session_id`.compile(
-    d.builder,
-  );
+    LEFT JOIN (${purchasingSessionsAmong(sites)}) po ON po.site_id = a.site_id AND po.session_id = a.session_id
+    LEFT JOIN (${sessionEngagementRows(siteKeysWhere(sites, 'p'))}) e ON e.site_id = a.site_id AND e.session_id = a.session_id
+    LEFT JOIN visitors fv ON fv.site_id = a.site_id AND fv.visitor_id = f.visitor_id`.compile(d.builder);
 }

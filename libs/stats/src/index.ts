@@ -24,3 +24,4 @@ export * from './sql/conversion-tail';
 export * from './sql/pageviews-by-rollup';
 export * from './sql/stored-conversions';
 export * from './rollups/goal-rollup';
+export * from './sql/session-engagement';

@@ -25,6 +25,7 @@ import { SqliteLiveHits1767400000000 } from './1767400000000-live-hits';
 import { SqliteSessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
 import { SqliteGoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
 import { SqliteSessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
+import { SqliteSessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -54,4 +55,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionGoalStarts1767500000000,
   SqliteGoalAttributeRollups1767600000000,
   SqliteSessionsByCombination1767700000000,
+  SqliteSessionsEngagement1767800000000,
 ];

@@ -34,6 +34,7 @@ import { LiveHits1767400000000 } from './1767400000000-live-hits';
 import { SessionGoalStarts1767500000000 } from './1767500000000-session-goal-starts';
 import { GoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
 import { SessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
+import { SessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -72,4 +73,5 @@ export const MIGRATIONS = [
   SessionGoalStarts1767500000000,
   GoalAttributeRollups1767600000000,
   SessionsByCombination1767700000000,
+  SessionsEngagement1767800000000,
 ];
