@@ -2,25 +2,26 @@
 -- parameters:
 --   $1 = 2026-03-19T23:00:00.000Z
 --   $2 = 7
---   $3 = 7
---   $4 = 2026-03-19T23:00:00.000Z
---   $5 = 2026-04-02T22:00:00.000Z
+--   $3 = 2026-03-19T23:00:00.000Z
+--   $4 = 2026-04-02T22:00:00.000Z
 SELECT
-  COUNT(DISTINCT `j`.`visitor_id`) AS `visitors`,
   COUNT(
     DISTINCT CASE
-      WHEN `j`.`first_session_at` < ? THEN `j`.`visitor_id`
+      WHEN `j`.`visitor_first_at` IS NOT NULL THEN `j`.`visitor_id`
+    END
+  ) AS `visitors`,
+  COUNT(
+    DISTINCT CASE
+      WHEN `j`.`visitor_first_at` < ? THEN `j`.`visitor_id`
     END
   ) AS `returners`
 FROM
   (
     SELECT
       s.visitor_id,
-      v.first_session_at
+      s.visitor_first_at
     FROM
       sessions s IGNORE INDEX (ix_sessions_site_visitor)
-      STRAIGHT_JOIN visitors v FORCE INDEX (PRIMARY) ON v.site_id = ?
-      AND v.visitor_id = s.visitor_id
     WHERE
       (
         `s`.`site_id` = ?

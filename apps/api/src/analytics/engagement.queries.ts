@@ -1,7 +1,7 @@
 import {
   col,
   decideTable,
-  pageviewHitsThroughSessions,
+  pageviewEngagementBySession,
   pageviewMetrics,
   pageviewRollupMetrics,
   ReportDb,
@@ -44,15 +44,16 @@ export const engagementStatements = {
     const needs = { metrics: ['timeOnPageSum', 'timedPageviews', 'scrollDepth'] as const };
     const table = decideTable(query, 'hits', needs);
     if (table.kind === 'throughSessions') {
-      // Under filters: the selected sessions' pageviews of the range.
+      // Under filters: the selected sessions' pageviews of the range, a whole session's from
+      // its own sums (pageviewEngagementBySession).
       return (d) => {
-        const m = pageviewMetrics('h');
+        const sum = (column: string) => sql<Count>`COALESCE(SUM(${col('u', column)}), 0)`;
         return d.builder
-          .selectFrom(pageviewHitsThroughSessions(d, query, ['time_on_page_seconds', 'scroll_depth']).as('h'))
+          .selectFrom(pageviewEngagementBySession(d, query).as('u'))
           .select([
-            metricOut(d, 'timeOnPageSum', m.timeOnPageSum).as('tsum'),
-            m.timedPageviews.as('timed'),
-            ...scrollDepthCounts('h').map((count, i) => count.as(`b${i}`)),
+            metricOut(d, 'timeOnPageSum', sum('tsum')).as('tsum'),
+            sum('timed').as('timed'),
+            ...SCROLL_DEPTH_BUCKETS.map((_, i) => sum(`b${i}`).as(`b${i}`)),
           ])
           .compile();
       };
@@ -112,7 +113,9 @@ export const engagementStatements = {
   },
 
   /**
-   * The range's visitors (of its sessions) and how many had their first-ever session before it:
+   * The range's visitors (of its sessions) and how many had their first-ever session before it.
+   * Outside the raw path, from each selected session's copy of its visitor's first session
+   * (below). The raw path, the parity's reference, reads the visitors table:
    * each selected session's visitor looked up by key in the visitors table (a visitor without a
    * row there counts nowhere, as before), and both counted distinct. The sessions are read
    * first (orderedJoin): joined freely, MariaDB 10.11 read every visitor of the site and probed
@@ -128,6 +131,26 @@ export const engagementStatements = {
    */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
+    if (query.tables !== 'raw') {
+      // The same counts from each session's copy of its visitor's first session
+      // (visitor_first_at, equal to the visitors table's row: copyFirstSessions), so the
+      // selected sessions are read alone (under conditions on attributes, from
+      // ix_sessions_site_combination); a session without a copy counts nowhere, as above.
+      return (d) => {
+        const sessions = sql`(SELECT s.visitor_id, s.visitor_first_at
+          FROM ${sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR))}
+          WHERE ${where.sessions(query, 's')})`;
+        const known = sql`CASE WHEN ${col('j', 'visitor_first_at')} IS NOT NULL THEN ${col('j', 'visitor_id')} END`;
+        const returning = sql`CASE WHEN ${col('j', 'visitor_first_at')} < ${query.range.startUtc} THEN ${col('j', 'visitor_id')} END`;
+        return d.builder
+          .selectFrom(sessions.as('j'))
+          .select([
+            sql<Count>`COUNT(DISTINCT ${known})`.as('visitors'),
+            sql<Count>`COUNT(DISTINCT ${returning})`.as('returners'),
+          ])
+          .compile();
+      };
+    }
     return (d) => {
       const sessions = sql`(SELECT s.visitor_id, v.first_session_at
         FROM ${sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR))}

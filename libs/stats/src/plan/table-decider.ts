@@ -19,9 +19,9 @@ export interface TableChoice {
   /**
    * `bySession`: pageviews read through their sessions (sql/pageviews-by-session.ts): a
    * settled session that lies whole in one bucket counts all its pageviews at once.
-   * `throughSessions`: each filtered pageview read from the hits of the selected sessions
-   * (sql/pageviews-by-session.ts pageviewHitsThroughSessions), for values of each pageview
-   * (time on page, scroll depth) that no session row sums.
+   * `throughSessions`: the values of each filtered pageview (time on page, scroll depth) read
+   * through the selected sessions (sql/pageviews-by-session.ts pageviewEngagementBySession): a
+   * session whole in the range from the sums its row keeps, the others from their hits.
    */
   kind: 'raw' | 'rollup' | 'bySession' | 'throughSessions';
   /**

@@ -8,6 +8,13 @@ import { col } from './col';
 import { hitsOfSession } from '../conversions';
 import { andAlso, sessionSelected } from './session-filter';
 import { where } from './where';
+import {
+  Aggregate,
+  pageviewMetrics,
+  pageviewRollupMetrics,
+  scrollDepthCounts,
+  scrollDepthRollupCounts,
+} from './metrics';
 
 /**
  * The query's pageviews (own ts in the range, session selected by the filters) as rows
@@ -53,20 +60,41 @@ export function pageviewsBySession(
 }
 
 /**
- * The query's pageviews (own ts in the range, session selected by the filters) as hit rows
- * with `columns` of each, read through the sessions they can belong to (hitsThroughSessions):
- * the selected sessions' pageviews, instead of every pageview of the range looked up in its
- * session. For the values of each pageview (time on page, scroll depth) under filters; exact
- * (test/parity.e2e-spec.ts, test/filters.e2e-spec.ts).
+ * The engagement sums of the query's pageviews (own ts in the range, session selected by the
+ * filters) as rows `(tsum, timed, b0…b3)`: Σ time on page, pageviews that carry one, and
+ * pageviews per scroll-depth bucket (SCROLL_DEPTH_BUCKETS order), to be summed. As in
+ * pageviewsBySession, a settled selected session that started in the range and ended before its
+ * end holds all its pageviews there: one row of its own sums (sessions' SESSION_ENGAGEMENT_COLUMNS,
+ * read as rollup rows; under conditions on attributes from ix_sessions_site_combination alone).
+ * Every other pageview of the range comes from the hits of its session (hitsThroughSessions),
+ * counted by the report's definitions. Each pageview is counted once; exact
+ * (test/parity.e2e-spec.ts compares it with the raw pageviews).
  */
-export function pageviewHitsThroughSessions(
-  d: SqlDialect,
-  query: StatsQuery,
-  columns: readonly ('time_on_page_seconds' | 'scroll_depth')[],
-): RawBuilder<unknown> {
-  return sql`(${hitsThroughSessions(d, query, 'pageview', () =>
-    sql.join(columns.map((c) => sql`${sql.ref(`h.${c}`)} AS ${sql.ref(c)}`)),
-  )})`;
+export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
+  const { endUtc } = query.range;
+  const whole = sql`s.ended_at < ${endUtc}`;
+  const row = (tsum: Aggregate, timed: Aggregate, buckets: readonly Aggregate[]) =>
+    sql.join([
+      sql`${tsum} AS tsum`,
+      sql`${timed} AS timed`,
+      ...buckets.map((b, i) => sql`${b} AS ${sql.ref(`b${i}`)}`),
+    ]);
+  const stored = pageviewRollupMetrics('s');
+  const counted = pageviewMetrics('h');
+  return sql`(
+    SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
+    FROM sessions s
+    WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}
+    UNION ALL
+    SELECT ${row(counted.timeOnPageSum, counted.timedPageviews, scrollDepthCounts('h'))}
+    FROM (${hitsThroughSessions(
+      d,
+      query,
+      'pageview',
+      () => sql`h.time_on_page_seconds AS time_on_page_seconds, h.scroll_depth AS scroll_depth`,
+      sql`NOT ${whole}`,
+    )}) h
+  )`;
 }
 
 /**
