@@ -590,11 +590,20 @@ describe('filters (SPEC §3)', () => {
     (TEST_ENGINE === 'sqlite' ? it.skip : it)(
       "reads time on page and scroll depth of the selected sessions' pageviews from the index alone",
       async () => {
-        const hits = (await plan(engagementStatements.pageviewEngagement(query()))).filter(
-          (r) => r.table === 'h',
-        );
+        const rows = await plan(engagementStatements.pageviewEngagement(query()));
+        const hits = rows.filter((r) => r.table === 'h');
         // One read of hits per kind of session (of the range, started before it, queued).
         expect(hits).toHaveLength(3);
+        // The sessions whole in the range give their kept sums from the combinations' index.
+        expect(rows).toEqual(
+          expect.arrayContaining([
+            expect.objectContaining({
+              table: 's',
+              key: 'ix_sessions_site_combination',
+              Extra: expect.stringMatching(/Using index/),
+            }),
+          ]),
+        );
         for (const read of hits) {
           expect(read).toEqual(expect.objectContaining({ key: 'ix_hits_site_session' }));
           expect(read.Extra).toMatch(/Using index/);
