@@ -486,7 +486,7 @@ export class SessionAggregator {
     );
     const replaced = new Map<number, string[]>();
     const inserted: unknown[][] = [];
-    const set = new Map<number, string[]>();
+    const firstSessionSet = new Map<number, string[]>();
     for (const [siteId, starts] of sites) {
       const before: Date[] = [];
       const after: Date[] = [];
@@ -504,7 +504,7 @@ export class SessionAggregator {
         written.push(visitor);
       }
       if (moved.length > 0) replaced.set(siteId, moved);
-      if (written.length > 0) set.set(siteId, written);
+      if (written.length > 0) firstSessionSet.set(siteId, written);
       await this.applyNewVisitorDeltas(em, siteId, before, after);
     }
     if (replaced.size > 0) {
@@ -518,7 +518,7 @@ export class SessionAggregator {
         flatRows(part),
       );
     }
-    return set;
+    return firstSessionSet;
   }
 
   /**

@@ -41,13 +41,11 @@ export class SessionsEngagement1767800000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     const [{ v }] = (await q.query('SELECT VERSION() AS v')) as Array<{ v: string }>;
     const d = dialectForServerVersion(v);
+    // Counts, but the sum of seconds, typed as hit_rollups types it.
+    const type = (c: string) => (c === 'time_on_page_seconds' ? 'DECIMAL(20,3)' : 'INT UNSIGNED');
     await q.query(
       `ALTER TABLE sessions
-       ADD COLUMN timed_pageviews INT UNSIGNED NOT NULL DEFAULT 0,
-       ADD COLUMN time_on_page_seconds DECIMAL(20,3) NOT NULL DEFAULT 0,
-       ${SESSION_ENGAGEMENT_COLUMNS.slice(2)
-         .map((c) => `ADD COLUMN ${c} INT UNSIGNED NOT NULL DEFAULT 0`)
-         .join(', ')},
+       ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `ADD COLUMN ${c} ${type(c)} NOT NULL DEFAULT 0`).join(', ')},
        ADD COLUMN visitor_first_at DATETIME(3) NULL`,
     );
     const rows = sessionEngagementRows(sql`1 = 1`).compile(d.builder).sql;
