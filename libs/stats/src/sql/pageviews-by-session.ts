@@ -8,6 +8,8 @@ import { col } from './col';
 import { hitsOfSession } from '../conversions';
 import { andAlso, sessionSelected } from './session-filter';
 import { where } from './where';
+import { decideTable } from '../plan/table-decider';
+import { rollupParts, unionAllOf } from '../rollups/day-split';
 import {
   Aggregate,
   pageviewMetrics,
@@ -50,13 +52,56 @@ export function pageviewsBySession(
     dimension === undefined
       ? sql``
       : sql`${attributeOrMissing(dimension, col(s, dimension))} AS ${sql.ref(dimension)}, `;
-  return sql`(
-    SELECT s.started_at AS t, ${attribute('s')}s.pageviews AS n
+  const wholeSessions =
+    buckets === undefined && dimension === undefined && attributeRollupAnswers(query)
+      ? wholeSessionPageviewsByRollup(d, query)
+      : sql`SELECT s.started_at AS t, ${attribute('s')}s.pageviews AS n
     FROM sessions s
-    WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}
+    WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}`;
+  return sql`(
+    ${wholeSessions}
     UNION ALL
     ${hitsThroughSessions(d, query, 'pageview', (s) => sql`h.ts AS t, ${attribute(s)}1 AS n`, sql`NOT ${whole('s')}`)}
   )`;
+}
+
+/** Whether the query's session counts come from the attribute rollup (conditions on several attributes). */
+function attributeRollupAnswers(query: StatsQuery): boolean {
+  return (
+    decideTable(query, 'sessions', { metrics: ['sessionPageviews'] }).rollupTable ===
+    'session_attribute_rollups'
+  );
+}
+
+/**
+ * The rows `(t, n)` of pageviewsBySession's whole sessions (settled, selected, started in the
+ * range, ended before its end; no report buckets), from the attribute rollup instead of each
+ * session's row: `session_pageviews` of the selected combinations' rows of the range (whole
+ * site days from the day rows), which hold every derived session's row as `aggregate` last
+ * wrote it, minus the rows of those that are not whole: the selected sessions of the range
+ * that end at or after its end (found by `ix_sessions_site_end`), and the queued ones that end
+ * before it. Σ n is then exactly the whole sessions' pageviews; the rows' `t` is no pageview's
+ * time, so only a total may be read from them.
+ */
+function wholeSessionPageviewsByRollup(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
+  const { endUtc } = query.range;
+  const rolledUp = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
+    (part) =>
+      d.builder
+        .selectFrom(
+          where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
+        )
+        .select([sql<Date>`a.bucket`.as('t'), sql<number>`a.session_pageviews`.as('n')])
+        .where(where.sessionAttributeRollups(part.query, 'a')),
+  );
+  return sql`SELECT r.t, r.n FROM ${unionAllOf(rolledUp).as('r')}
+    UNION ALL
+    SELECT s.started_at, 0 - CAST(s.pageviews AS SIGNED) FROM sessions s
+    WHERE ${where.sessions(query, 's')} AND s.ended_at >= ${endUtc}
+    UNION ALL
+    SELECT qs.started_at, 0 - CAST(qs.pageviews AS SIGNED) FROM dirty_sessions q
+    JOIN sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id
+    WHERE q.site_id = ${query.site.id} AND ${where.sessions(query, 'qs')} AND qs.ended_at < ${endUtc}`;
 }
 
 /**
