@@ -138,7 +138,13 @@ describe('aggregate: several sites in one pass', () => {
     // Not a vacuous comparison: the fixture fills the rollups, and sessions were derived again.
     expect(together.rows.sessions.length).toBeGreaterThan(50);
     expect(together.sessions).toBeGreaterThan(together.rows.sessions.length);
-    for (const table of ['goal_rollups', 'event_rollups', 'revenue_rollups', 'visitor_value_sketches'])
+    for (const table of [
+      'goal_rollups',
+      'event_rollups',
+      'revenue_rollups',
+      'visitor_value_sketches',
+      'visitor_combination_sketches',
+    ])
       expect(together.rows[table].length).toBeGreaterThan(0);
   }, 120_000);
 

@@ -113,20 +113,31 @@ describe('Visitor sketches', () => {
       'SELECT grain, bucket, dimension, value, registers FROM visitor_value_sketches WHERE site_id = ?',
       [site.id],
     );
-    return { own, byValue };
+    const byCombination: Array<{ bucket: Date; k: string; registers: Buffer }> = await env.ds.query(
+      'SELECT bucket, HEX(attributes_hash) AS k, registers FROM visitor_combination_sketches WHERE site_id = ?',
+      [site.id],
+    );
+    return { own, byValue, byCombination };
   }
 
   /** Every stored sketch against the sessions table: each hour's and day's visitors, counted. */
   async function expectSketchesMatchSessions(site: SiteContext): Promise<void> {
-    const sessions: Array<{ visitor_id: string; started_at: Date } & Record<SessionAttribute, string>> =
-      await env.ds.query(
-        `SELECT visitor_id, started_at, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE site_id = ?`,
-        [site.id],
-      );
+    const sessions: Array<
+      { visitor_id: string; started_at: Date; k: string } & Record<SessionAttribute, string>
+    > = await env.ds.query(
+      `SELECT visitor_id, started_at, HEX(attributes_hash) AS k, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE site_id = ?`,
+      [site.id],
+    );
     const exact = new Map<string, Set<string>>();
     const exactByValue = new Map<string, Set<string>>();
+    const exactByCombination = new Map<string, Set<string>>();
     for (const s of sessions) {
       const at = new Date(s.started_at).getTime();
+      const combination = `${dayOf(at)}:${s.k.toLowerCase()}`;
+      exactByCombination.set(
+        combination,
+        (exactByCombination.get(combination) ?? new Set()).add(s.visitor_id),
+      );
       for (const key of [`hour:${hourOf(at)}`, `day:${dayOf(at)}`]) {
         exact.set(key, (exact.get(key) ?? new Set()).add(s.visitor_id));
         for (const dimension of SESSION_ATTRIBUTES) {
@@ -136,7 +147,16 @@ describe('Visitor sketches', () => {
       }
     }
     // The sketches by attribute value: each hour's and day's visitors of each value.
-    const { own: stored, byValue: storedByValue } = await storedRows(site);
+    const { own: stored, byValue: storedByValue, byCombination } = await storedRows(site);
+    // The sketches by combination of attributes: each UTC day's visitors of each combination.
+    expect(
+      Object.fromEntries(
+        byCombination.map((r) => [
+          `${new Date(r.bucket).getTime()}:${r.k.toLowerCase()}`,
+          Math.round(VisitorSketch.decode(Buffer.from(r.registers)).estimate()),
+        ]),
+      ),
+    ).toEqual(Object.fromEntries([...exactByCombination].map(([key, visitors]) => [key, visitors.size])));
     expect(
       Object.fromEntries(
         storedByValue.map((r) => [
@@ -220,6 +240,8 @@ describe('Visitor sketches', () => {
         ['year_over_year', ''],
         ['previous_period', 'country==DE|US'],
         ['year_over_year', 'country!=NP;country!=D*'],
+        // On several attributes: the merge of the selected combinations' day sketches.
+        ['previous_period', 'country==DE|US;device!=tablet'],
       ] as const) {
         const params = { ...range, limit: 5, compare, ...(filters ? { filters } : {}) };
         const raw = await app.get(OverviewService).report(await rawQuery(site, params), params);
@@ -228,11 +250,13 @@ describe('Visitor sketches', () => {
           firstDifference(body.data, plain(raw.data), `overview ${JSON.stringify(params)}`),
         ).toBeUndefined();
       }
-      const raw = await app.get(EngagementService).report(await rawQuery(site, range));
-      const body = await get(site, '/analytics/engagement', range);
-      expect(
-        firstDifference(body.data, plain(raw.data), `engagement ${JSON.stringify(range)}`),
-      ).toBeUndefined();
+      for (const params of [range, { ...range, filters: 'country==DE|US;device!=tablet' }]) {
+        const raw = await app.get(EngagementService).report(await rawQuery(site, params));
+        const body = await get(site, '/analytics/engagement', params);
+        expect(
+          firstDifference(body.data, plain(raw.data), `engagement ${JSON.stringify(params)}`),
+        ).toBeUndefined();
+      }
     }
   }
 
@@ -264,14 +288,34 @@ describe('Visitor sketches', () => {
       (plain(await app.get(OverviewService).report(await rawQuery(site, day), day)) as { data: unknown })
         .data,
     );
+    // On several attributes, the selected combinations' day sketches: with those of the site
+    // deleted, only the hours around the range's whole UTC days count (their sessions' ids).
     const filtered = { ...month, filters: 'country==DE|US;device!=tablet', limit: 10 };
-    expect((await get(site, '/analytics/overview', filtered)).data).toEqual(
-      (
-        plain(await app.get(OverviewService).report(await rawQuery(site, filtered), filtered)) as {
-          data: unknown;
-        }
-      ).data,
+    const filteredRaw = plain(
+      await app.get(OverviewService).report(await rawQuery(site, filtered), filtered),
+    ) as {
+      data: { visitors: number };
+    };
+    expect(
+      firstDifference((await get(site, '/analytics/overview', filtered)).data, filteredRaw.data, 'filtered'),
+    ).toBeUndefined();
+    // The range in New York is [03-01 05:00, 04-01 04:00) UTC; its whole UTC days 03-02 to 03-31.
+    const edgeIds: Array<{ n: number | string }> = await env.ds.query(
+      `SELECT COUNT(DISTINCT visitor_id) AS n FROM sessions
+       WHERE site_id = ? AND country IN ('DE', 'US') AND device <> 'tablet'
+         AND ((started_at >= ? AND started_at < ?) OR (started_at >= ? AND started_at < ?))`,
+      [
+        site.id,
+        new Date('2026-03-01T05:00:00Z'),
+        new Date('2026-03-02T00:00:00Z'),
+        new Date('2026-04-01T00:00:00Z'),
+        new Date('2026-04-01T04:00:00Z'),
+      ],
     );
+    await env.ds.query('DELETE FROM visitor_combination_sketches WHERE site_id = ?', [site.id]);
+    const edgesOnly = (await get(site, '/analytics/overview', filtered)).data.visitors as number;
+    expect(edgesOnly).toBeLessThan(filteredRaw.data.visitors);
+    expect(Math.abs(edgesOnly - Number(edgeIds[0].n))).toBeLessThanOrEqual(1);
     const oneAttribute = { ...month, filters: 'country==DE|US' };
     const exactOfValues = (await get(site, '/analytics/overview', oneAttribute)).data.visitors;
     expect(exactOfValues).toBeGreaterThan(0);
@@ -298,8 +342,12 @@ describe('Visitor sketches', () => {
 
   /** Every stored sketch of the site (its own and its values'), as hex text by key. */
   async function storedSketches(site: SiteContext): Promise<Record<string, string>> {
-    const { own, byValue } = await storedRows(site);
+    const { own, byValue, byCombination } = await storedRows(site);
     return Object.fromEntries([
+      ...byCombination.map((r) => [
+        `combination:${new Date(r.bucket).toISOString()}:${r.k}`,
+        Buffer.from(r.registers).toString('hex'),
+      ]),
       ...own.map((r) => [
         `${r.grain}:${new Date(r.bucket).toISOString()}`,
         Buffer.from(r.registers).toString('hex'),

@@ -331,11 +331,13 @@ export interface components {
         OverviewComparisonDto: {
             /**
              * @description Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
-             *     `filters` on pages, goals or more than one session attribute, and while the range holds at
-             *     most `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one
-             *     day, a HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the hourly
-             *     and daily visitor sketches: the site's, or under `filters` on one session attribute
-             *     (`channel`, `source`, `country`, `device` or `browser`) those of the values selected.
+             *     `filters` on pages or goals, under conditions on session attributes that select more than
+             *     900 of the site's combinations of them, and while the range holds at most
+             *     `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one day, a
+             *     HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the visitor
+             *     sketches: the site's hourly and daily ones; under `filters` on one session attribute
+             *     (`channel`, `source`, `country`, `device` or `browser`) those of the values selected; under
+             *     conditions on several, the daily ones of the combinations of the five attributes selected.
              * @example 802
              */
             visitors: number;
@@ -381,11 +383,13 @@ export interface components {
         OverviewDataDto: {
             /**
              * @description Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
-             *     `filters` on pages, goals or more than one session attribute, and while the range holds at
-             *     most `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one
-             *     day, a HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the hourly
-             *     and daily visitor sketches: the site's, or under `filters` on one session attribute
-             *     (`channel`, `source`, `country`, `device` or `browser`) those of the values selected.
+             *     `filters` on pages or goals, under conditions on session attributes that select more than
+             *     900 of the site's combinations of them, and while the range holds at most
+             *     `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one day, a
+             *     HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the visitor
+             *     sketches: the site's hourly and daily ones; under `filters` on one session attribute
+             *     (`channel`, `source`, `country`, `device` or `browser`) those of the values selected; under
+             *     conditions on several, the daily ones of the combinations of the five attributes selected.
              * @example 802
              */
             visitors: number;
@@ -633,7 +637,9 @@ export interface components {
         ReturningVisitorsDto: {
             /**
              * @description Visitors of the range whose first-ever session started in the range: visitors − returning
-             *     (an exact count unless the range's visitors are estimated; see `returning_visitors`).
+             *     (an exact count unless the range's visitors are estimated; see `returning_visitors`). Under
+             *     `filters` on several session attributes where the visitors are estimated, this is the
+             *     estimate minus the exact returning visitors (never below 0), within 1 % of the visitors.
              * @example 610
              */
             new_visitors: number;
@@ -641,7 +647,8 @@ export interface components {
              * @description Visitors of the range whose first-ever session started before the range: the range's
              *     visitors − its new visitors. Where the overview's `visitors` is a HyperLogLog estimate
              *     (more than one day and more than `VISITORS_EXACT_UP_TO` sessions, unfiltered), this is the
-             *     estimate minus the exact new visitors (never below 0), within 1 % of the visitors.
+             *     estimate minus the exact new visitors (never below 0), within 1 % of the visitors. Under
+             *     `filters` it is exact.
              * @example 192
              */
             returning_visitors: number;

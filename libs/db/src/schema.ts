@@ -229,6 +229,19 @@ export interface VisitorValueSketchesTable extends VisitorSketchesTable {
   value: string;
 }
 
+/**
+ * A visitor sketch of the sessions of one combination of the five attributes that start in one
+ * UTC day (migration 1767900000000).
+ */
+export interface VisitorCombinationSketchesTable {
+  site_id: number;
+  /** The UTC day. */
+  bucket: Date;
+  /** The sessions' attributes_hash. */
+  attributes_hash: Buffer;
+  registers: Buffer;
+}
+
 /** Hours whose sketch `aggregate` must rebuild from the sessions table. */
 export interface DirtySketchHoursTable {
   site_id: number;
@@ -415,6 +428,7 @@ export interface StatsDatabase {
   visitor_first_rollups: VisitorFirstRollupsTable;
   visitor_sketches: VisitorSketchesTable;
   visitor_value_sketches: VisitorValueSketchesTable;
+  visitor_combination_sketches: VisitorCombinationSketchesTable;
   dirty_sketch_hours: DirtySketchHoursTable;
   dirty_sketch_sessions: DirtySketchSessionsTable;
   session_path_rollups: SessionPathRollupsTable;

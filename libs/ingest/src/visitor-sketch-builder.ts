@@ -14,6 +14,11 @@ import { DataSource, EntityManager } from 'typeorm';
 import { eachAtOnce } from './at-once';
 import { withDeadlockRetry } from './retry';
 import { inList, inListParts, siteBatches, siteSessionsIn } from './rollup-writer';
+import {
+  addToCombinationDays,
+  CombinationAdditions,
+  rebuildCombinationDays,
+} from './visitor-combination-sketches';
 
 /** Queued hours read per round, and (site, UTC day) groups rebuilt per transaction. */
 const QUEUE_READ = 5000;
@@ -74,10 +79,13 @@ export function sketchesOfBuckets(
 }
 
 /** A session as a sketch reads it, by its site. */
-type StartedSession = { site_id: number | string; visitor_id: string; started_at: Date } & Record<
-  SessionAttribute,
-  string
->;
+type StartedSession = {
+  site_id: number | string;
+  visitor_id: string;
+  started_at: Date;
+  /** The session's attributes_hash as hex text (its combination sketch's key). */
+  k: string;
+} & Record<SessionAttribute, string>;
 
 /** One site's UTC day and its queued hours. */
 interface DayGroup {
@@ -242,6 +250,7 @@ export class VisitorSketchBuilder {
               const grownOnly = slice.filter((g) => !g.rebuild);
               if (whole.length > 0) await this.rebuildDays(em, whole);
               if (grownOnly.length > 0) await this.addToDays(em, grownOnly);
+              await rebuildCombinationDays(em, this.sql.dialect, whole);
             }
           }),
         );
@@ -406,11 +415,12 @@ export class VisitorSketchBuilder {
         sql` UNION ALL `,
       ),
     );
-    const read = sql<unknown>`SELECT s.site_id, s.visitor_id, s.started_at, ${sql.join(
-      SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)),
-    )} FROM (${hoursSessions}) k JOIN sessions s ON s.site_id = k.site_id AND s.session_id = k.session_id`.compile(
-      d.builder,
-    );
+    const read =
+      sql<unknown>`SELECT s.site_id, s.visitor_id, s.started_at, HEX(s.attributes_hash) AS k, ${sql.join(
+        SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)),
+      )} FROM (${hoursSessions}) k JOIN sessions s ON s.site_id = k.site_id AND s.session_id = k.session_id`.compile(
+        d.builder,
+      );
     return em.query(read.sql, [...read.parameters]);
   }
 
@@ -487,6 +497,7 @@ export class VisitorSketchBuilder {
       return entry.sketch;
     };
     const values = new Map<DayGroup, ValueSketches>();
+    const combinations = new CombinationAdditions();
     for (const s of sessions) {
       const siteId = Number(s.site_id);
       const at = hourOf(new Date(s.started_at));
@@ -499,7 +510,9 @@ export class VisitorSketchBuilder {
       let v = values.get(group);
       if (!v) values.set(group, (v = new ValueSketches()));
       v.add(s, at, group.day, position);
+      combinations.add(siteId, group.day, s.k, position);
     }
+    await addToCombinationDays(em, d, combinations);
     await this.store(em, [...sketches.values()]);
     await this.addToValues(
       em,
@@ -534,7 +547,7 @@ export class VisitorSketchBuilder {
     for (const batch of siteBatches([...bySite])) {
       const where = siteSessionsIn(d, batch);
       const rows: StartedSession[] = await em.query(
-        `SELECT site_id, visitor_id, started_at, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE ${where.sql}`,
+        `SELECT site_id, visitor_id, started_at, HEX(attributes_hash) AS k, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE ${where.sql}`,
         where.parameters,
       );
       sessions.push(...rows);

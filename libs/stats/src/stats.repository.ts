@@ -3,7 +3,12 @@ import { dataVersionColumns, DataVersionRow, formatDataVersion, StatsDatabase } 
 import { Injectable } from '@nestjs/common';
 import { ExpressionBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition } from './conversions';
-import { decideTable, decideVisitorCount, visitorSketchesMayAnswer } from './plan/table-decider';
+import {
+  combinationSketchesMayAnswer,
+  decideTable,
+  decideVisitorCount,
+  visitorSketchesMayAnswer,
+} from './plan/table-decider';
 import type { StatsQuery } from './query/stats-query';
 import { ReportDb, ReportStatement } from './report-db';
 import {
@@ -29,9 +34,11 @@ import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 import { soleAttributeOf } from './query/filters';
 import {
+  combinationSelected,
   combinationsSelectedIn,
   LISTED_COMBINATIONS,
   rollupValueSelected,
+  selectsFewCombinations,
   SessionScope,
   sessionSelected,
 } from './sql/session-filter';
@@ -214,6 +221,28 @@ export const sharedStatements = {
         .compile();
   },
 
+  /**
+   * The day sketches by combination of attributes (visitor_combination_sketches) of the
+   * combinations the request listed, over whole UTC days: their merge is the sketch of the
+   * selected sessions that start in those days. Registers as hex text, as visitorSketches.
+   */
+  combinationSketches(query: StatsQuery, days: UtcInterval): ReportStatement<StoredSketchRow> {
+    return (d) =>
+      d.builder
+        .selectFrom('visitor_combination_sketches as c')
+        .select([
+          sql<string>`'day'`.as('grain'),
+          'c.bucket',
+          sql<string>`HEX(c.attributes_hash)`.as('value'),
+          sql<string>`HEX(c.registers)`.as('registers'),
+        ])
+        .where('c.site_id', '=', query.site.id)
+        .where('c.bucket', '>=', new Date(days.start))
+        .where('c.bucket', '<', new Date(days.end))
+        .where(combinationSelected(query, 'c') ?? sql<SqlBool>`1 = 0`)
+        .compile();
+  },
+
   /** Visitor ids of the query's sessions starting in the ragged quarter hours of a range. */
   edgeVisitorIds(
     query: StatsQuery,
@@ -232,7 +261,12 @@ export const sharedStatements = {
             ),
           ),
         )
-        .where(sessionSelected(query, 's') ?? sql<SqlBool>`1 = 1`)
+        // Where the request listed its combinations, the selected ones' sessions from
+        // ix_sessions_site_combination alone, not every session of the intervals by key.
+        .where(
+          (selectsFewCombinations(query) ? combinationSelected(query, 's') : sessionSelected(query, 's')) ??
+            sql<SqlBool>`1 = 1`,
+        )
         .compile();
   },
 
@@ -299,11 +333,12 @@ export class StatsRepository {
 
   /**
    * `metrics` and `sessions` of the query's sessions, and their visitors (SPEC §1): where no
-   * sketch can answer (filters on pages, goals or several attributes, one day, the raw path),
-   * one statement over the sessions, or under conditions on attributes that a rollup answers,
-   * the rollup's counts and the visitors over the sessions;
-   * otherwise the session counts from their rollup, then the visitors as decideVisitorCount
-   * says, exactly or from the visitor sketches.
+   * sketch can answer (filters on pages or goals, on several attributes whose combinations the
+   * request did not list, one day, the raw path), one statement over the sessions, or under
+   * conditions on attributes that a rollup answers, the rollup's counts and the visitors over
+   * the sessions; otherwise the session counts from their rollup and the visitors as
+   * decideVisitorCount says, exactly or from the visitor sketches (the site's, its values' or its
+   * combinations').
    */
   async sessionTotalsAndVisitors<M extends SessionMetric>(
     query: StatsQuery,
@@ -325,6 +360,14 @@ export class StatsRepository {
       ]);
       return { ...totals, ...visitors };
     }
+    if (query.filters.length > 0) {
+      // The estimate's choice reads the range's unfiltered sessions: beside the counts.
+      const [totals, visitors] = await Promise.all([
+        this.sessionTotals(query, wanted),
+        this.visitorCount(query),
+      ]);
+      return { ...totals, visitors };
+    }
     const totals = await this.sessionTotals(query, wanted);
     return { ...totals, visitors: await this.visitorCount(query, totals.sessions) };
   }
@@ -334,23 +377,43 @@ export class StatsRepository {
    * exact count reads every session of the range, the filtered ones too, so under filters the
    * choice is made on the range's sessions.
    */
-  private async visitorCount(query: StatsQuery, sessions: number): Promise<number> {
-    const exact = async () => (await this.sessionTotals(query, ['visitors'])).visitors;
+  private async visitorCount(query: StatsQuery, sessions?: number): Promise<number> {
+    return (
+      (await this.estimatedVisitors(query, sessions)) ??
+      (await this.sessionTotals(query, ['visitors'])).visitors
+    );
+  }
+
+  /**
+   * The query's visitors estimated from the sketches, or undefined where they are to be counted
+   * exactly (decideVisitorCount, or an hour still queued for its sketches). `sessions`: the
+   * query's sessions, when the caller has them (unfiltered).
+   */
+  async estimatedVisitors(query: StatsQuery, sessions?: number): Promise<number | undefined> {
+    if (!visitorSketchesMayAnswer(query)) return undefined;
     const read =
-      query.filters.length === 0
+      query.filters.length === 0 && sessions !== undefined
         ? sessions
         : (await this.sessionTotals({ ...query, filters: [] }, ['sessions'])).sessions;
-    if (decideVisitorCount(query, read, this.config.limits.visitorsExactUpTo) === 'exact') return exact();
+    if (decideVisitorCount(query, read, this.config.limits.visitorsExactUpTo) === 'exact') return undefined;
     // An hour aggregate re-derived and has not re-sketched yet: its sketch may miss visitors.
     const [pending] = await this.db.run(sharedStatements.pendingSketchHours(query));
-    if (Number(pending.n) > 0) return exact();
+    if (Number(pending.n) > 0) return undefined;
     const cover = sketchCover(query.range.startUtc.getTime(), query.range.endUtc.getTime());
+    // By combination there are day sketches only: the hours around the whole days are read as
+    // the ragged quarter hours are, the selected sessions' visitor ids.
+    const byCombination = combinationSketchesMayAnswer(query);
+    const edgeIntervals = byCombination ? [...cover.hours, ...cover.raw] : cover.raw;
     const [stored, edges] = await Promise.all([
-      this.db.run(sharedStatements.visitorSketches(query, cover)),
-      cover.raw.length > 0 ? this.db.run(sharedStatements.edgeVisitorIds(query, cover.raw)) : [],
+      byCombination
+        ? cover.days && query.combinations!.length > 0
+          ? this.db.run(sharedStatements.combinationSketches(query, cover.days))
+          : []
+        : this.db.run(sharedStatements.visitorSketches(query, cover)),
+      edgeIntervals.length > 0 ? this.db.run(sharedStatements.edgeVisitorIds(query, edgeIntervals)) : [],
     ]);
     const sketch = new VisitorSketch();
-    const dimension = soleAttributeOf(query.filters) ?? '';
+    const dimension = byCombination ? 'combination' : (soleAttributeOf(query.filters) ?? '');
     for (const row of stored) {
       const bucket = row.bucket instanceof Date ? row.bucket.getTime() : row.bucket;
       const rowKey = `${query.site.id}\u0000${row.grain}\u0000${bucket}\u0000${dimension}\u0000${row.value}`;

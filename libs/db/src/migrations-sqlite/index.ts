@@ -26,6 +26,7 @@ import { SqliteSessionGoalStarts1767500000000 } from './1767500000000-session-go
 import { SqliteGoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
 import { SqliteSessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
 import { SqliteSessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
+import { SqliteVisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -56,4 +57,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteGoalAttributeRollups1767600000000,
   SqliteSessionsByCombination1767700000000,
   SqliteSessionsEngagement1767800000000,
+  SqliteVisitorCombinationSketches1767900000000,
 ];

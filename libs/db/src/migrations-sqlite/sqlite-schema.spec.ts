@@ -377,6 +377,15 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  visitor_combination_sketches: {
+    columns: ['site_id INTEGER', 'bucket DATETIME', 'attributes_hash BLOB', 'registers BLOB'],
+    primaryKey: ['site_id', 'bucket', 'attributes_hash'],
+    withoutRowid: true,
+    indexes: {
+      ix_visitor_combination_sketches_combination: index('site_id', 'attributes_hash', 'bucket'),
+    },
+    foreignKeys: [],
+  },
   dirty_sketch_hours: {
     columns: ['site_id INTEGER', 'bucket DATETIME'],
     primaryKey: ['site_id', 'bucket'],

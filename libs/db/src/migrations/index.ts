@@ -35,6 +35,7 @@ import { SessionGoalStarts1767500000000 } from './1767500000000-session-goal-sta
 import { GoalAttributeRollups1767600000000 } from './1767600000000-goal-attribute-rollups';
 import { SessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
 import { SessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
+import { VisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -74,4 +75,5 @@ export const MIGRATIONS = [
   GoalAttributeRollups1767600000000,
   SessionsByCombination1767700000000,
   SessionsEngagement1767800000000,
+  VisitorCombinationSketches1767900000000,
 ];

@@ -5,7 +5,7 @@ import type { StatsQuery } from '../query/stats-query';
 import { wholeSiteDays } from '../rollups/day-split';
 import { PAIR_DIMENSIONS, PATH_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
-import { storedGoalSelection } from '../sql/session-filter';
+import { selectsFewCombinations, storedGoalSelection } from '../sql/session-filter';
 
 /**
  * Where a report's rows come from: sessions by start; pageviews and events, orders by their
@@ -274,15 +274,32 @@ export function eventRollupsMayAnswer(query: StatsQuery): boolean {
  * value (visitor_value_sketches) the sessions of one value, so no filter or filters on one
  * session attribute only (the sketches of the values they select merge into the sketch of
  * their sessions; two attributes would need an intersection, which a sketch cannot give within
- * 1 %); SPEC §1 allows an estimate over more than one day only; the range is whole quarter
- * hours, as the rollups.
+ * 1 %), or conditions on several attributes whose combinations the request listed (those by
+ * combination: combinationSketchesMayAnswer); SPEC §1 allows an estimate over more than one day
+ * only; the range is whole quarter hours, as the rollups.
  */
 export function visitorSketchesMayAnswer(query: StatsQuery): boolean {
   return (
     query.tables !== 'raw' &&
-    (query.filters.length === 0 || soleAttributeOf(query.filters) !== undefined) &&
+    (query.filters.length === 0 ||
+      soleAttributeOf(query.filters) !== undefined ||
+      combinationSketchesMayAnswer(query)) &&
     query.range.days > 1 &&
     rollupCovers(query.range)
+  );
+}
+
+/**
+ * Whether the sketches by combination of attributes (visitor_combination_sketches) hold this
+ * query's sessions: every condition is on a session attribute, on two attributes or more, and the
+ * request listed the combinations they select (SessionScope.combinations), whose sketches merge
+ * into the sketch of the selected sessions.
+ */
+export function combinationSketchesMayAnswer(query: StatsQuery): boolean {
+  return (
+    query.filters.length > 0 &&
+    query.filters.every((f) => isSessionAttribute(f.dimension)) &&
+    selectsFewCombinations(query)
   );
 }
 

@@ -23,7 +23,9 @@ export class ScrollDepthBucketDto {
 export class ReturningVisitorsDto {
   /**
    * Visitors of the range whose first-ever session started in the range: visitors − returning
-   * (an exact count unless the range's visitors are estimated; see `returning_visitors`).
+   * (an exact count unless the range's visitors are estimated; see `returning_visitors`). Under
+   * `filters` on several session attributes where the visitors are estimated, this is the
+   * estimate minus the exact returning visitors (never below 0), within 1 % of the visitors.
    */
   @ApiProperty({ type: 'integer', example: 610 })
   new_visitors!: number;
@@ -32,7 +34,8 @@ export class ReturningVisitorsDto {
    * Visitors of the range whose first-ever session started before the range: the range's
    * visitors − its new visitors. Where the overview's `visitors` is a HyperLogLog estimate
    * (more than one day and more than `VISITORS_EXACT_UP_TO` sessions, unfiltered), this is the
-   * estimate minus the exact new visitors (never below 0), within 1 % of the visitors.
+   * estimate minus the exact new visitors (never below 0), within 1 % of the visitors. Under
+   * `filters` it is exact.
    */
   @ApiProperty({ type: 'integer', example: 192 })
   returning_visitors!: number;

@@ -40,11 +40,13 @@ export class TopItemDto {
 export class HeadlineMetricsDto {
   /**
    * Distinct visitor ids over the sessions of the range. Exact for a range of one day, under
-   * `filters` on pages, goals or more than one session attribute, and while the range holds at
-   * most `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one
-   * day, a HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the hourly
-   * and daily visitor sketches: the site's, or under `filters` on one session attribute
-   * (`channel`, `source`, `country`, `device` or `browser`) those of the values selected.
+   * `filters` on pages or goals, under conditions on session attributes that select more than
+   * 900 of the site's combinations of them, and while the range holds at most
+   * `VISITORS_EXACT_UP_TO` sessions (50,000 by default); above that, over more than one day, a
+   * HyperLogLog estimate within 1 % of the exact count (SPEC §1), read from the visitor
+   * sketches: the site's hourly and daily ones; under `filters` on one session attribute
+   * (`channel`, `source`, `country`, `device` or `browser`) those of the values selected; under
+   * conditions on several, the daily ones of the combinations of the five attributes selected.
    */
   @ApiProperty({ type: 'integer', example: 802 })
   visitors!: number;
