@@ -84,7 +84,7 @@ type StartedSession = {
   visitor_id: string;
   started_at: Date;
   /** The session's attributes_hash as hex text (its combination sketch's key). */
-  k: string;
+  combination: string;
 } & Record<SessionAttribute, string>;
 
 /** One site's UTC day and its queued hours. */
@@ -416,7 +416,7 @@ export class VisitorSketchBuilder {
       ),
     );
     const read =
-      sql<unknown>`SELECT s.site_id, s.visitor_id, s.started_at, HEX(s.attributes_hash) AS k, ${sql.join(
+      sql<unknown>`SELECT s.site_id, s.visitor_id, s.started_at, HEX(s.attributes_hash) AS combination, ${sql.join(
         SESSION_ATTRIBUTES.map((a) => sql.ref(`s.${a}`)),
       )} FROM (${hoursSessions}) k JOIN sessions s ON s.site_id = k.site_id AND s.session_id = k.session_id`.compile(
         d.builder,
@@ -510,7 +510,7 @@ export class VisitorSketchBuilder {
       let v = values.get(group);
       if (!v) values.set(group, (v = new ValueSketches()));
       v.add(s, at, group.day, position);
-      combinations.add(siteId, group.day, s.k, position);
+      combinations.add(siteId, group.day, s.combination, position);
     }
     await addToCombinationDays(em, d, combinations);
     await this.store(em, [...sketches.values()]);
@@ -547,7 +547,7 @@ export class VisitorSketchBuilder {
     for (const batch of siteBatches([...bySite])) {
       const where = siteSessionsIn(d, batch);
       const rows: StartedSession[] = await em.query(
-        `SELECT site_id, visitor_id, started_at, HEX(attributes_hash) AS k, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE ${where.sql}`,
+        `SELECT site_id, visitor_id, started_at, HEX(attributes_hash) AS combination, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE ${where.sql}`,
         where.parameters,
       );
       sessions.push(...rows);
