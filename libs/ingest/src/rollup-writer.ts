@@ -325,3 +325,25 @@ export async function replaceSessionRows(
     await em.query(d.insertIgnore(table, ['site_id', ...columns], part.length), part.flat());
   }
 }
+
+/** `rows` in consecutive parts of at most `maxRows` rows and (but for a row alone) `maxBytes` bytes. */
+export function* writeParts<T>(
+  rows: readonly T[],
+  maxRows: number,
+  maxBytes: number,
+  bytes: (row: T) => number,
+) {
+  let part: T[] = [];
+  let size = 0;
+  for (const row of rows) {
+    const n = bytes(row);
+    if (part.length > 0 && (part.length === maxRows || size + n > maxBytes)) {
+      yield part;
+      part = [];
+      size = 0;
+    }
+    part.push(row);
+    size += n;
+  }
+  if (part.length > 0) yield part;
+}

@@ -2,6 +2,7 @@ import { SqlDialect } from '@app/db';
 import { DAY_MS, dayOf, SparseVisitorSketch, VisitorSketch } from '@app/stats/rollups/visitor-sketch';
 import { sql } from 'kysely';
 import { EntityManager } from 'typeorm';
+import { writeParts } from './rollup-writer';
 
 /** Rows written per statement, and their encoded sketches' bytes at most (most are a few bytes). */
 const WRITE_ROWS = 500;
@@ -146,17 +147,7 @@ interface CombinationSketch {
 /** Inserts sketches, WRITE_ROWS or WRITE_BYTES of them a statement. */
 async function writeSketches(em: EntityManager, sketches: readonly CombinationSketch[]): Promise<void> {
   const rows = sketches.map((e) => ({ ...e, registers: e.sketch.encode() }));
-  for (let i = 0; i < rows.length;) {
-    const part: typeof rows = [];
-    let bytes = 0;
-    while (
-      i < rows.length &&
-      part.length < WRITE_ROWS &&
-      (part.length === 0 || bytes + rows[i].registers.length <= WRITE_BYTES)
-    ) {
-      bytes += rows[i].registers.length;
-      part.push(rows[i++]);
-    }
+  for (const part of writeParts(rows, WRITE_ROWS, WRITE_BYTES, (r) => r.registers.length)) {
     await em.query(
       `INSERT INTO visitor_combination_sketches (site_id, bucket, attributes_hash, registers) VALUES ${part
         .map(() => '(?, ?, ?, ?)')

@@ -13,7 +13,7 @@ import { sql } from 'kysely';
 import { DataSource, EntityManager } from 'typeorm';
 import { eachAtOnce } from './at-once';
 import { withDeadlockRetry } from './retry';
-import { inList, inListParts, siteBatches, siteSessionsIn } from './rollup-writer';
+import { inList, inListParts, siteBatches, siteSessionsIn, writeParts } from './rollup-writer';
 import {
   addToCombinationDays,
   CombinationAdditions,
@@ -99,23 +99,6 @@ interface DayGroup {
 /** The part of `group`'s day its queued hours span: [first, last). */
 function spanOf(group: DayGroup): { first: Date; last: Date } {
   return { first: new Date(Math.min(...group.hours)), last: new Date(Math.max(...group.hours) + HOUR_MS) };
-}
-
-/** `rows` in consecutive parts of at most `maxRows` rows and (but for a row alone) `maxBytes` bytes. */
-function* writeParts<T>(rows: readonly T[], maxRows: number, maxBytes: number, bytes: (row: T) => number) {
-  let part: T[] = [];
-  let size = 0;
-  for (const row of rows) {
-    const n = bytes(row);
-    if (part.length > 0 && (part.length === maxRows || size + n > maxBytes)) {
-      yield part;
-      part = [];
-      size = 0;
-    }
-    part.push(row);
-    size += n;
-  }
-  if (part.length > 0) yield part;
 }
 
 /** A derived session as the sketches read it: its visitor, start and attribute values. */
