@@ -16,6 +16,7 @@ import { engagementStatements } from '../apps/api/src/analytics/engagement.queri
 import { overviewStatements, TopList } from '../apps/api/src/analytics/overview.queries';
 import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
+import { SESSION_ENGAGEMENT_COLUMNS } from '@app/stats/sql/session-engagement';
 import { TEST_ENGINE, TestEnv } from './support/test-env';
 
 /**
@@ -588,22 +589,17 @@ describe('filters (SPEC §3)', () => {
 
     // SQLite's planner takes no index to avoid (tableWithoutIndex), and reports no covering use.
     (TEST_ENGINE === 'sqlite' ? it.skip : it)(
-      "reads time on page and scroll depth of the selected sessions' pageviews from the index alone",
+      "reads time on page and scroll depth of the whole sessions from the attribute rollup, of the others' pageviews from the index alone",
       async () => {
         const rows = await plan(engagementStatements.pageviewEngagement(query()));
         const hits = rows.filter((r) => r.table === 'h');
         // One read of hits per kind of session (of the range, started before it, queued).
         expect(hits).toHaveLength(3);
-        // The sessions whole in the range give their kept sums from the combinations' index.
-        expect(rows).toEqual(
-          expect.arrayContaining([
-            expect.objectContaining({
-              table: 's',
-              key: 'ix_sessions_site_combination',
-              Extra: expect.stringMatching(/Using index/),
-            }),
-          ]),
-        );
+        // The sessions whole in the range give their sums from the selected combinations' rows
+        // of the attribute rollup (by key, or the day rows' index by combination).
+        const rolledUp = rows.filter((r) => r.table === 'a');
+        expect(rolledUp).toHaveLength(1);
+        expect(['PRIMARY', 'ix_session_attribute_days_combination']).toContain(rolledUp[0].key);
         for (const read of hits) {
           expect(read).toEqual(expect.objectContaining({ key: 'ix_hits_site_session' }));
           expect(read.Extra).toMatch(/Using index/);
@@ -660,7 +656,7 @@ describe('filters (SPEC §3)', () => {
     const rows = (sql: string) => env.ds.query<Array<Record<string, unknown>>>(sql, [site]);
     const kept = await rows(
       `SELECT HEX(attributes_hash) AS k, bucket, channel, source, country, device, browser, sessions, bounces,
-         session_pageviews, duration_seconds
+         session_pageviews, duration_seconds, ${SESSION_ENGAGEMENT_COLUMNS.join(', ')}
        FROM session_attribute_rollups WHERE site_id = ? ORDER BY k, bucket`,
     );
     const rebuilt = env.sqlitePath
@@ -670,7 +666,8 @@ describe('filters (SPEC §3)', () => {
           `SELECT HEX(UNHEX(MD5(${attributeKeySql('s')}))) AS k,
          CAST(TIMESTAMPADD(MINUTE, FLOOR(TIMESTAMPDIFF(MINUTE, '1970-01-01', s.started_at) / 15) * 15, '1970-01-01') AS DATETIME) AS bucket,
          s.channel, s.source, s.country, s.device, s.browser, COUNT(*) AS sessions, SUM(s.is_bounce) AS bounces,
-         SUM(s.pageviews) AS session_pageviews, SUM(s.duration_seconds) AS duration_seconds
+         SUM(s.pageviews) AS session_pageviews, SUM(s.duration_seconds) AS duration_seconds,
+         ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `SUM(s.${c}) AS ${c}`).join(', ')}
        FROM sessions s WHERE s.site_id = ?
        GROUP BY k, bucket, s.channel, s.source, s.country, s.device, s.browser ORDER BY k, bucket`,
         );
@@ -682,6 +679,8 @@ describe('filters (SPEC §3)', () => {
         ),
       );
     expect(text(kept)).toEqual(text(rebuilt));
+    // The engagement sums are the pageviews' own: A's two timed pageviews (30 s, 10 s) and more.
+    expect(kept.reduce((n, r) => n + Number(r.timed_pageviews), 0)).toBeGreaterThan(2);
     // Two conditions on two attributes are answered from it: the same numbers as the raw rows.
     expect((await overview('country==DE|FR;device==mobile')).data.sessions).toBe(1);
   });
@@ -732,6 +731,63 @@ describe('filters (SPEC §3)', () => {
     expect(await pageviewsOf()).toEqual({ pageviews: 7, sessions: 3 });
     await env.aggregate();
     expect(await pageviewsOf()).toEqual({ pageviews: 7, sessions: 3 });
+  });
+
+  it("time on page and scroll depth under conditions on several attributes: the rollup's whole sessions, the rest from their hits", async () => {
+    // As the pageviews above (pageviewEngagementBySession): the whole sessions' engagement sums
+    // come from the attribute rollup, less those of a selected session that runs past the
+    // range's end or is queued with a late hit, whose pageviews of the range come from their hits.
+    const own = await env.site({ members: [user] });
+    const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
+    const other = { ...nl, device: 'desktop' };
+    const seen = (time_on_page_seconds: number, scroll_depth: number) => ({
+      ...nl,
+      time_on_page_seconds,
+      scroll_depth,
+    });
+    const engagementOf = async () => {
+      const res = await request(app.getHttpServer())
+        .get(`/api/v1/sites/${own}/analytics/engagement`)
+        .query({ ...RANGE, filters: 'country==NL;device==mobile' })
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(200);
+      const data = res.body.data as {
+        avg_time_on_page_seconds: number;
+        scroll_depth: Array<{ pageviews: number }>;
+      };
+      return [data.avg_time_on_page_seconds, data.scroll_depth.map((b) => b.pageviews)];
+    };
+    const imported = async (hits: Array<ReturnType<typeof pageview>>) =>
+      expect((await env.importHits(hits)).rejections).toEqual([]);
+    await imported([
+      // Whole in the range: 10 s and 20 s, scrolled 10 % and 60 %.
+      pageview(own, 'S1', '2026-05-04T10:00:00Z', '/a', seen(10, 10)),
+      pageview(own, 'S1', '2026-05-04T10:03:00Z', '/b', seen(20, 60)),
+      // Runs past the range's end (2026-05-06 00:00 UTC): its first two count.
+      pageview(own, 'S2', '2026-05-05T23:50:00Z', '/a', seen(5, 30)),
+      pageview(own, 'S2', '2026-05-05T23:55:00Z', '/b', seen(7, 80)),
+      pageview(own, 'S2', '2026-05-06T00:10:00Z', '/c', seen(100, 100)),
+      // Gets a late pageview below.
+      pageview(own, 'S3', '2026-05-04T14:00:00Z', '/a', seen(3, 55)),
+      // Started before the range, ends in it: its second counts.
+      pageview(own, 'S4', '2026-05-03T23:55:00Z', '/a', seen(50, 5)),
+      pageview(own, 'S4', '2026-05-04T00:05:00Z', '/b', seen(11, 26)),
+      // Not selected (another device).
+      pageview(own, 'S5', '2026-05-04T10:00:00Z', '/a', {
+        ...other,
+        time_on_page_seconds: 1000,
+        scroll_depth: 99,
+      }),
+    ]);
+    await env.aggregate();
+    // (10 + 20 + 5 + 7 + 3 + 11) / 6; scrolled 10 | 30, 26 | 60, 55 | 80.
+    expect(await engagementOf()).toEqual([9.33, [1, 2, 2, 1]]);
+    // A late pageview of S3, not aggregated yet: S3 is queued, its row still holds one pageview.
+    await imported([pageview(own, 'S3', '2026-05-04T14:05:00Z', '/b', seen(9, 90))]);
+    // (56 + 9) / 7 = 9.2857…
+    expect(await engagementOf()).toEqual([9.29, [1, 2, 2, 2]]);
+    await env.aggregate();
+    expect(await engagementOf()).toEqual([9.29, [1, 2, 2, 2]]);
   });
 
   describe('sessions by combination of attributes (migration 1767700000000)', () => {
@@ -1013,7 +1069,8 @@ describe('filters (SPEC §3)', () => {
    */
   async function rebuildInTypeScript(): Promise<Array<Record<string, unknown>>> {
     const sessions = await env.ds.query<Array<Record<string, string | number | Date>>>(
-      `SELECT channel, source, country, device, browser, started_at, is_bounce, pageviews, duration_seconds
+      `SELECT channel, source, country, device, browser, started_at, is_bounce, pageviews, duration_seconds,
+         ${SESSION_ENGAGEMENT_COLUMNS.join(', ')}
        FROM sessions WHERE site_id = ?`,
       [site],
     );
@@ -1032,8 +1089,10 @@ describe('filters (SPEC §3)', () => {
         bounces: 0,
         session_pageviews: 0,
         duration_seconds: 0,
+        ...Object.fromEntries(SESSION_ENGAGEMENT_COLUMNS.map((c) => [c, 0])),
       };
       g.sessions = Number(g.sessions) + 1;
+      for (const c of SESSION_ENGAGEMENT_COLUMNS) g[c] = Number(g[c]) + Number(s[c]);
       g.bounces = Number(g.bounces) + Number(s.is_bounce);
       g.session_pageviews = Number(g.session_pageviews) + Number(s.pageviews);
       g.duration_seconds = Number(g.duration_seconds) + Number(s.duration_seconds);

@@ -10,6 +10,7 @@ import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
 import { EventsService } from '../apps/api/src/events/events.service';
 import {
   CONVERTED_DAY_ROLLUP,
+  CURRENT_SESSION_DAY_ROLLUPS,
   GOAL_DAY_ROLLUP,
   refillDayRollups,
   refillPairDayRollups,
@@ -302,7 +303,7 @@ describe('Rollup path = raw path (parity)', () => {
     expect(Object.values(kept).every((rows) => (rows as unknown[]).length > 0)).toBe(true);
     const runner = env.ds.createQueryRunner();
     const refill = async (zoneOf: (siteZone: string) => string) => {
-      await refillDayRollups(runner, { dialect: env.dialect, zoneOf });
+      await refillDayRollups(runner, { dialect: env.dialect, zoneOf, rollups: CURRENT_SESSION_DAY_ROLLUPS });
       await refillDayRollups(runner, {
         dialect: env.dialect,
         zoneOf,

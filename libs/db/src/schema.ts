@@ -176,6 +176,13 @@ export interface SessionAttributeRollupsTable extends AttributeCombinationColumn
   bounces: number;
   session_pageviews: number | string;
   duration_seconds: string;
+  /** The sessions' engagement sums (SESSION_ENGAGEMENT_COLUMNS, migration 1768000000000). */
+  timed_pageviews: number | string;
+  time_on_page_seconds: string;
+  scroll_0_24: number | string;
+  scroll_25_49: number | string;
+  scroll_50_74: number | string;
+  scroll_75_100: number | string;
 }
 
 export interface HitRollupsTable {

@@ -10,11 +10,11 @@ import {
   attributeKey,
   AttributeRollupDelta,
   attributeRollupDeltas,
+  EngagedSession,
   fromMillis,
   PathRollupDelta,
   pathRollupDeltas,
   ROLLUP_DIMENSIONS,
-  RolledUpSession,
   rollupBucket,
   RollupDelta,
   localDayBucket,
@@ -104,9 +104,11 @@ const ROLLUP_SUMS = ['sessions', 'bounces', 'session_pageviews', 'duration_secon
 const PATH_ROLLUP_KEYS = ['dimension', 'bucket', 'path_hash', 'path'];
 /** attributes_hash is the key; the five values are stored beside it, never summed. */
 const ATTRIBUTE_ROLLUP_KEYS = ['bucket', 'attributes_hash', ...ROLLUP_DIMENSIONS];
+/** The attribute rollup sums the sessions' engagement sums too (migration 1768000000000). */
+const ATTRIBUTE_ROLLUP_SUMS = [...ROLLUP_SUMS, ...SESSION_ENGAGEMENT_COLUMNS];
 
 /** A derived session as the rollups, the visitors table and the sketches read it. */
-type DerivedSession = RolledUpSession &
+type DerivedSession = EngagedSession &
   PurchasedSession & { site_id: number | string; session_id: string; visitor_id: string };
 
 /** The summed columns of the session and attribute rollups, in ROLLUP_SUMS order. */
@@ -115,6 +117,14 @@ const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'valu
   r.bounces,
   r.sessionPageviews,
   d.decimalIn(fromMillis(r.durationMillis), 3),
+];
+
+/** The attribute rollup's summed columns, in ATTRIBUTE_ROLLUP_SUMS order. */
+const attributeSums = (d: SqlDialect) => (r: AttributeRollupDelta) => [
+  ...sessionSums(d)(r),
+  ...SESSION_ENGAGEMENT_COLUMNS.map((c, i) =>
+    c === 'time_on_page_seconds' ? d.decimalIn(fromMillis(r.engagement[i]), 3) : Number(r.engagement[i]),
+  ),
 ];
 
 /**
@@ -582,10 +592,15 @@ export class SessionAggregator {
 
   /** The derived rows of these sessions (of several sites) as the rollups and the visitors table need them. */
   private derivedSessions(em: EntityManager, sites: SiteSessions): Promise<DerivedSession[]> {
-    const where = siteSessionsIn(this.sql.dialect, sites);
+    const d = this.sql.dialect;
+    const where = siteSessionsIn(d, sites);
+    const decimal = (column: string) => d.decimalText(sql.ref(column), 3).compile(d.builder).sql;
+    const engagement = SESSION_ENGAGEMENT_COLUMNS.map((c) =>
+      c === 'time_on_page_seconds' ? `${decimal(c)} AS ${c}` : c,
+    );
     return em.query(
       `SELECT site_id, session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, purchased,
-         ${this.sql.dialect.decimalText(sql.ref('duration_seconds'), 3).compile(this.sql.dialect.builder).sql} AS duration_seconds
+         ${decimal('duration_seconds')} AS duration_seconds, ${engagement.join(', ')}
        FROM sessions WHERE ${where.sql}`,
       where.parameters,
     );
@@ -672,14 +687,14 @@ export class SessionAggregator {
     return writeRollupDeltas(em, this.sql.dialect, siteId, deltas, {
       table,
       keys: ATTRIBUTE_ROLLUP_KEYS,
-      sums: ROLLUP_SUMS,
+      sums: ATTRIBUTE_ROLLUP_SUMS,
       identity: ['bucket', 'attributes_hash'],
       keyValues: (r) => [
         r.bucket,
         md5(attributeKey(ROLLUP_DIMENSIONS.map((dim) => r[dim]))),
         ...ROLLUP_DIMENSIONS.map((dim) => r[dim]),
       ],
-      sumValues: sessionSums(this.sql.dialect),
+      sumValues: attributeSums(this.sql.dialect),
       count: SESSIONS_COUNT,
     });
   }

@@ -27,6 +27,7 @@ import { SqliteGoalAttributeRollups1767600000000 } from './1767600000000-goal-at
 import { SqliteSessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
 import { SqliteSessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
 import { SqliteVisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
+import { SqliteAttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -58,4 +59,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionsByCombination1767700000000,
   SqliteSessionsEngagement1767800000000,
   SqliteVisitorCombinationSketches1767900000000,
+  SqliteAttributeRollupEngagement1768000000000,
 ];

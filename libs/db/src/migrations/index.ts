@@ -36,6 +36,7 @@ import { GoalAttributeRollups1767600000000 } from './1767600000000-goal-attribut
 import { SessionsByCombination1767700000000 } from './1767700000000-sessions-by-combination';
 import { SessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
 import { VisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
+import { AttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -76,4 +77,5 @@ export const MIGRATIONS = [
   SessionsByCombination1767700000000,
   SessionsEngagement1767800000000,
   VisitorCombinationSketches1767900000000,
+  AttributeRollupEngagement1768000000000,
 ];

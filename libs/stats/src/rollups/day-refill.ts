@@ -2,6 +2,7 @@ import type { SqlDialect } from '@app/db/dialect';
 import { fromStoredDatetime } from '@app/db/sqlite/datetimes';
 import { localDayNumber, localDayNumberStart, localDayStart, nextLocalDayStart } from '../date-range';
 import { DAY_SPANS } from './day-split';
+import { SESSION_ENGAGEMENT_COLUMNS } from '../sql/session-engagement';
 import {
   localDayBucket,
   PAIR_ROLLUP,
@@ -27,7 +28,10 @@ export interface DayRollup {
   sums: readonly string[];
 }
 
-/** The session day rollups: by UTC day until migration 1766400000000. */
+/**
+ * The session day rollups: by UTC day until migration 1766400000000. Their columns as they were
+ * then, which that migration refills (CURRENT_SESSION_DAY_ROLLUPS for today's).
+ */
 export const SESSION_DAY_ROLLUPS: readonly DayRollup[] = [
   {
     day: 'session_day_rollups',
@@ -50,6 +54,22 @@ export const SESSION_DAY_ROLLUPS: readonly DayRollup[] = [
     texts: ['channel', 'source', 'country', 'device', 'browser'],
     sums: ['sessions', 'bounces', 'session_pageviews', 'duration_seconds'],
   },
+];
+
+/**
+ * session_attribute_day_rollups since migration 1768000000000: with the sessions' engagement
+ * sums (SESSION_ENGAGEMENT_COLUMNS), which that migration fills.
+ */
+export const ATTRIBUTE_DAY_ROLLUP: DayRollup = {
+  ...SESSION_DAY_ROLLUPS[2],
+  sums: [...SESSION_DAY_ROLLUPS[2].sums, ...SESSION_ENGAGEMENT_COLUMNS],
+};
+
+/** The session day rollups as the latest migration leaves them (SESSION_DAY_ROLLUPS otherwise). */
+export const CURRENT_SESSION_DAY_ROLLUPS: readonly DayRollup[] = [
+  SESSION_DAY_ROLLUPS[0],
+  SESSION_DAY_ROLLUPS[1],
+  ATTRIBUTE_DAY_ROLLUP,
 ];
 
 /** The session-bucket day rollups, created by migration 1766400000000. */

@@ -2,6 +2,7 @@ import { localDayStart, resolveRange } from '../date-range';
 import {
   attributeKey,
   attributeRollupDeltas,
+  EngagedSession,
   fromMillis,
   localDayBucket,
   PAIR_ROLLUP,
@@ -26,6 +27,18 @@ const session = (o: Partial<RolledUpSession> = {}): RolledUpSession => ({
   is_bounce: 1,
   pageviews: 1,
   duration_seconds: '0.000',
+  ...o,
+});
+
+/** A session with its pageviews' engagement sums (the attribute rollup keeps them). */
+const engaged = (o: Partial<EngagedSession> = {}): EngagedSession => ({
+  ...session(),
+  timed_pageviews: 1,
+  time_on_page_seconds: '12.500',
+  scroll_0_24: 0,
+  scroll_25_49: 1,
+  scroll_50_74: 0,
+  scroll_75_100: 0,
   ...o,
 });
 
@@ -127,7 +140,7 @@ describe(attributeRollupDeltas.name, () => {
   it('keeps one row per bucket and combination of the five attributes', () => {
     const deltas = attributeRollupDeltas(
       [],
-      [session(), session({ is_bounce: 0, pageviews: 3 }), session({ device: 'desktop' })],
+      [engaged(), engaged({ is_bounce: 0, pageviews: 3 }), engaged({ device: 'desktop' })],
     );
     expect(deltas).toHaveLength(2);
     expect(deltas.find((d) => d.device === 'mobile')).toMatchObject({
@@ -139,17 +152,34 @@ describe(attributeRollupDeltas.name, () => {
       sessions: 2,
       bounces: 1,
       sessionPageviews: 4,
+      // timed pageviews, time on page in thousandths, pageviews per scroll-depth bucket
+      engagement: [2n, 25000n, 0n, 2n, 0n, 0n],
     });
   });
 
   it('moves a re-derived session to its new combination and drops rows that net to nothing', () => {
     const deltas = attributeRollupDeltas(
-      [session(), session({ country: 'FR' })],
-      [session({ country: 'NL' }), session({ country: 'FR' })],
+      [engaged(), engaged({ country: 'FR' })],
+      [engaged({ country: 'NL' }), engaged({ country: 'FR' })],
     );
     expect(deltas.map((d) => [d.country, d.sessions])).toEqual([
       ['DE', -1],
       ['NL', 1],
+    ]);
+  });
+
+  it('keeps a change of the engagement sums alone, and nets the sums of a moved session', () => {
+    // Same counts, duration and combination: only the time on page and scroll depth changed.
+    const deltas = attributeRollupDeltas(
+      [engaged({ time_on_page_seconds: '3.250', scroll_25_49: 0, scroll_75_100: 1 })],
+      [engaged({ time_on_page_seconds: '4.000', timed_pageviews: 1 })],
+    );
+    expect(deltas).toHaveLength(1);
+    expect(deltas[0]).toMatchObject({ sessions: 0, engagement: [0n, 750n, 0n, 1n, 0n, -1n] });
+    const moved = attributeRollupDeltas([engaged()], [engaged({ country: 'NL' })]);
+    expect(moved.map((d) => [d.country, d.engagement])).toEqual([
+      ['DE', [-1n, -12500n, 0n, -1n, 0n, 0n]],
+      ['NL', [1n, 12500n, 0n, 1n, 0n, 0n]],
     ]);
   });
 });

@@ -4,6 +4,7 @@ import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from 
 import { hash } from 'node:crypto';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
 import { DAY_MS } from './visitor-sketch';
+import { SESSION_ENGAGEMENT_COLUMNS } from '../sql/session-engagement';
 
 /**
  * The session rollup: per site, 15-minute UTC bucket of the session start, session attribute
@@ -82,38 +83,54 @@ interface SessionCounts {
 /**
  * What re-deriving sessions changes in a rollup whose rows `rowsOf` names per session (key
  * and identifying fields): each old row of a session subtracted, each new row added, netted
- * per rollup row. Rows whose change is zero are left out.
+ * per rollup row. With `engagementOf`, each row also nets the sessions' engagement sums
+ * (`engagement`, in its order). Rows whose change is zero are left out.
  */
-function netSessionDeltas<R extends object>(
-  before: RolledUpSession[],
-  after: RolledUpSession[],
-  rowsOf: (s: RolledUpSession, bucket: Date) => Array<{ key: string; row: R }>,
+function netSessionDeltas<R extends object, S extends RolledUpSession = RolledUpSession>(
+  before: S[],
+  after: S[],
+  rowsOf: (s: S, bucket: Date) => Array<{ key: string; row: R }>,
   bucketOf: (start: Date) => Date,
-): Array<R & SessionCounts> {
-  const deltas = new Map<string, R & SessionCounts>();
-  const add = (s: RolledUpSession, sign: 1 | -1) => {
+  engagementOf?: (s: S) => bigint[],
+): Array<R & SessionCounts & { engagement: bigint[] }> {
+  const deltas = new Map<string, R & SessionCounts & { engagement: bigint[] }>();
+  const add = (s: S, sign: 1 | -1) => {
     const bucket = bucketOf(s.started_at);
     // The session's counts once, for each of its rows (the pair rollup has up to 26).
     const bounces = sign * Number(s.is_bounce);
     const sessionPageviews = sign * Number(s.pageviews);
     const durationMillis = BigInt(sign) * toMillis(s.duration_seconds);
+    const engagement = engagementOf?.(s).map((n) => BigInt(sign) * n) ?? [];
     for (const { key, row } of rowsOf(s, bucket)) {
       const full = `${bucket.getTime()}\u0000${key}`;
       let d = deltas.get(full);
       if (!d) {
-        d = { ...row, sessions: 0, bounces: 0, sessionPageviews: 0, durationMillis: 0n };
+        d = {
+          ...row,
+          sessions: 0,
+          bounces: 0,
+          sessionPageviews: 0,
+          durationMillis: 0n,
+          engagement: engagement.map(() => 0n),
+        };
         deltas.set(full, d);
       }
       d.sessions += sign;
       d.bounces += bounces;
       d.sessionPageviews += sessionPageviews;
       d.durationMillis += durationMillis;
+      engagement.forEach((n, i) => (d.engagement[i] += n));
     }
   };
   before.forEach((s) => add(s, -1));
   after.forEach((s) => add(s, 1));
   return [...deltas.values()].filter(
-    (d) => d.sessions !== 0 || d.bounces !== 0 || d.sessionPageviews !== 0 || d.durationMillis !== 0n,
+    (d) =>
+      d.sessions !== 0 ||
+      d.bounces !== 0 ||
+      d.sessionPageviews !== 0 ||
+      d.durationMillis !== 0n ||
+      d.engagement.some((n) => n !== 0n),
   );
 }
 
@@ -165,17 +182,37 @@ export function localDayBucket(zone: string): (instant: Date) => Date {
   };
 }
 
-/** One row of the attribute rollup: a bucket and one value of every session attribute. */
-export type AttributeRollupDelta = { bucket: Date } & Record<SessionAttribute, string> & SessionCounts;
+/**
+ * A derived session as the attribute rollup reads it: its counts and its pageviews' engagement
+ * sums (SESSION_ENGAGEMENT_COLUMNS, the time on page as a DECIMAL string of seconds).
+ */
+export type EngagedSession = RolledUpSession &
+  Record<(typeof SESSION_ENGAGEMENT_COLUMNS)[number], number | string>;
+
+/**
+ * One row of the attribute rollup: a bucket and one value of every session attribute, the
+ * sessions' counts and their engagement sums (SESSION_ENGAGEMENT_COLUMNS order, the time on
+ * page in thousandths of a second).
+ */
+export type AttributeRollupDelta = { bucket: Date } & Record<SessionAttribute, string> &
+  SessionCounts & { engagement: bigint[] };
+
+/** A session's engagement sums in SESSION_ENGAGEMENT_COLUMNS order, the time on page in thousandths. */
+function engagementOf(s: EngagedSession): bigint[] {
+  return SESSION_ENGAGEMENT_COLUMNS.map((c) =>
+    c === 'time_on_page_seconds' ? toMillis(s[c]) : BigInt(s[c]),
+  );
+}
 
 /**
  * The attribute rollup's changes: one row per bucket and combination of all five session
  * attributes, so that any conditions on them (filters) and a grouping by any one of them can
- * be answered from it.
+ * be answered from it, and, from its engagement sums, the time on page and scroll depth of
+ * the whole sessions they select (pageviewEngagementBySession).
  */
 export function attributeRollupDeltas(
-  before: RolledUpSession[],
-  after: RolledUpSession[],
+  before: EngagedSession[],
+  after: EngagedSession[],
   bucketOf: (start: Date) => Date = rollupBucket,
 ): AttributeRollupDelta[] {
   return netSessionDeltas(
@@ -189,6 +226,7 @@ export function attributeRollupDeltas(
       return [{ key: attributeKey(values), row }];
     },
     bucketOf,
+    engagementOf,
   );
 }
 

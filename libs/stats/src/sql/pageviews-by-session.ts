@@ -8,6 +8,7 @@ import { col } from './col';
 import { hitsOfSession } from '../conversions';
 import { andAlso, sessionSelected } from './session-filter';
 import { where } from './where';
+import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 import { decideTable } from '../plan/table-decider';
 import { rollupParts, unionAllOf } from '../rollups/day-split';
 import {
@@ -76,30 +77,71 @@ function attributeRollupAnswers(query: StatsQuery): boolean {
 /**
  * The rows `(t, n)` of pageviewsBySession's whole sessions (settled, selected, started in the
  * range, ended before its end; no report buckets), from the attribute rollup instead of each
- * session's row: `session_pageviews` of the selected combinations' rows of the range (whole
- * site days from the day rows), which hold every derived session's row as `aggregate` last
- * wrote it, minus the rows of those that are not whole: the selected sessions of the range
- * that end at or after its end (found by `ix_sessions_site_end`), and the queued ones that end
- * before it. Σ n is then exactly the whole sessions' pageviews; the rows' `t` is no pageview's
- * time, so only a total may be read from them.
+ * session's row (wholeSessionSumsByRollup). The rows' `t` is no pageview's time, so only a
+ * total may be read from them.
  */
 function wholeSessionPageviewsByRollup(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
+  return wholeSessionSumsByRollup(
+    d,
+    query,
+    [{ rollup: 'session_pageviews', session: 'pageviews', as: 'n' }],
+    't',
+  );
+}
+
+/** A sum of the attribute rollup, the session column it sums, and the name the rows give it. */
+interface RolledUpSum {
+  rollup: string;
+  session: string;
+  as: string;
+}
+
+/**
+ * Rows of `sums` whose totals are those of the query's whole sessions (settled, selected, started
+ * in the range, ended before its end) under conditions on several attributes, read from the
+ * attribute rollup instead of each session's row: the selected combinations' rows of the range
+ * (whole site days from the day rows), which hold every derived session's row as `aggregate`
+ * last wrote it, minus the rows of those that are not whole: the selected sessions of the range
+ * that end at or after its end (found by `ix_sessions_site_end`), and the queued ones that end
+ * before it. With `startAs`, each row also carries a time under that name (the bucket, or the
+ * subtracted session's start).
+ */
+function wholeSessionSumsByRollup(
+  d: SqlDialect,
+  query: StatsQuery,
+  sums: readonly RolledUpSum[],
+  startAs?: string,
+): RawBuilder<unknown> {
   const { endUtc } = query.range;
+  // Counts are unsigned in sessions; the time on page is a DECIMAL (milliseconds on SQLite).
+  const negated = (s: string, column: string) =>
+    column === 'time_on_page_seconds'
+      ? sql`0 - ${sql.ref(`${s}.${column}`)}`
+      : sql`0 - CAST(${sql.ref(`${s}.${column}`)} AS SIGNED)`;
   const rolledUp = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
     (part) =>
       d.builder
         .selectFrom(
           where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
         )
-        .select([sql<Date>`a.bucket`.as('t'), sql<number>`a.session_pageviews`.as('n')])
+        .select([
+          ...(startAs === undefined ? [] : [sql<Date>`a.bucket`.as(startAs)]),
+          ...sums.map((c) => sql`${sql.ref(`a.${c.rollup}`)}`.as(c.as)),
+        ])
         .where(where.sessionAttributeRollups(part.query, 'a')),
   );
-  return sql`SELECT r.t, r.n FROM ${unionAllOf(rolledUp).as('r')}
+  const named = [...(startAs === undefined ? [] : [startAs]), ...sums.map((c) => c.as)];
+  const subtracted = (s: string) =>
+    sql.join([
+      ...(startAs === undefined ? [] : [sql`${sql.ref(`${s}.started_at`)}`]),
+      ...sums.map((c) => sql`${negated(s, c.session)}`),
+    ]);
+  return sql`SELECT ${sql.join(named.map((n) => sql.ref(`r.${n}`)))} FROM ${unionAllOf(rolledUp).as('r')}
     UNION ALL
-    SELECT s.started_at, 0 - CAST(s.pageviews AS SIGNED) FROM sessions s
+    SELECT ${subtracted('s')} FROM sessions s
     WHERE ${where.sessions(query, 's')} AND s.ended_at >= ${endUtc}
     UNION ALL
-    SELECT qs.started_at, 0 - CAST(qs.pageviews AS SIGNED) FROM dirty_sessions q
+    SELECT ${subtracted('qs')} FROM dirty_sessions q
     JOIN sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id
     WHERE q.site_id = ${query.site.id} AND ${where.sessions(query, 'qs')} AND qs.ended_at < ${endUtc}`;
 }
@@ -110,7 +152,8 @@ function wholeSessionPageviewsByRollup(d: SqlDialect, query: StatsQuery): RawBui
  * pageviews per scroll-depth bucket (SCROLL_DEPTH_BUCKETS order), to be summed. As in
  * pageviewsBySession, a settled selected session that started in the range and ended before its
  * end holds all its pageviews there: one row of its own sums (sessions' SESSION_ENGAGEMENT_COLUMNS,
- * read as rollup rows; under conditions on attributes from ix_sessions_site_combination alone).
+ * read as rollup rows; under a condition on one attribute from ix_sessions_site_combination
+ * alone, under conditions on several from the attribute rollup, wholeSessionSumsByRollup).
  * Every other pageview of the range comes from the hits of its session (hitsThroughSessions),
  * counted by the report's definitions. Each pageview is counted once; exact
  * (test/parity.e2e-spec.ts compares it with the raw pageviews).
@@ -126,10 +169,18 @@ export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): R
     ]);
   const stored = pageviewRollupMetrics('s');
   const counted = pageviewMetrics('h');
+  const wholeSessions = attributeRollupAnswers(query)
+    ? sql`SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
+      FROM (${wholeSessionSumsByRollup(
+        d,
+        query,
+        SESSION_ENGAGEMENT_COLUMNS.map((c) => ({ rollup: c, session: c, as: c })),
+      )}) s`
+    : sql`SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
+      FROM sessions s
+      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}`;
   return sql`(
-    SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
-    FROM sessions s
-    WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}
+    ${wholeSessions}
     UNION ALL
     SELECT ${row(counted.timeOnPageSum, counted.timedPageviews, scrollDepthCounts('h'))}
     FROM (${hitsThroughSessions(
