@@ -3,7 +3,7 @@ import { SESSION_ENGAGEMENT_COLUMNS } from '@app/stats/sql/session-engagement';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import {
   ATTRIBUTE_ROLLUP_TABLES,
-  fillAttributeEngagementSql,
+  fillAttributeEngagement,
 } from '../migrations/1768000000000-attribute-rollup-engagement';
 import { sqliteDialect as dialect } from '../sqlite/sqlite-dialect';
 
@@ -21,7 +21,7 @@ export class SqliteAttributeRollupEngagement1768000000000 implements MigrationIn
         await q.query(`ALTER TABLE ${table} ADD COLUMN ${column} INTEGER NOT NULL DEFAULT 0`);
       }
     }
-    await q.query(fillAttributeEngagementSql(dialect));
+    await fillAttributeEngagement(q, dialect);
     await refillDayRollups(q, { dialect, rollups: [ATTRIBUTE_DAY_ROLLUP], sites: 'every site' });
   }
 

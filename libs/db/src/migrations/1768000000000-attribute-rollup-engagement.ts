@@ -1,4 +1,4 @@
-import { ATTRIBUTE_DAY_ROLLUP, refillDayRollups } from '@app/stats/rollups/day-refill';
+import { ATTRIBUTE_DAY_ROLLUP, Queryable, refillDayRollups } from '@app/stats/rollups/day-refill';
 import { SESSION_ENGAGEMENT_COLUMNS } from '@app/stats/sql/session-engagement';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { dialectForServerVersion, SqlDialect } from '../dialect';
@@ -11,20 +11,44 @@ export const ATTRIBUTE_ROLLUP_TABLES = [
 
 /**
  * The 15-minute rows of the attribute rollup filled with their sessions' engagement sums
- * (SESSION_ENGAGEMENT_COLUMNS), read from the sessions table by the combination's key
- * (`sessions.attributes_hash`) and the quarter hour of the start: the sums `aggregate` keeps.
+ * (SESSION_ENGAGEMENT_COLUMNS): the sessions' sums by site, quarter hour of the start and
+ * combination (`sessions.attributes_hash`) into a temporary table keyed like the rollup, then
+ * each rollup row's from there by key: the sums `aggregate` keeps. Joined to the grouped
+ * sessions directly, MariaDB 10.11 grouped a combination's sessions again for each of its rows
+ * (a LATERAL DERIVED read, keyed by site and combination only): past 10 minutes at 10M
+ * pageviews (2.07M rows, 3.28M sessions).
  */
-export function fillAttributeEngagementSql(d: SqlDialect): string {
-  const bucket = d.floorToQuarterHour('s.started_at');
-  const sums = SESSION_ENGAGEMENT_COLUMNS.map((c) => `SUM(s.${c}) AS ${c}`).join(', ');
-  const rows = `SELECT s.site_id, ${bucket} AS bucket, s.attributes_hash, ${sums}
-    FROM sessions s GROUP BY s.site_id, ${bucket}, s.attributes_hash`;
-  const on = 'e.site_id = r.site_id AND e.bucket = r.bucket AND e.attributes_hash = r.attributes_hash';
-  return d.name === 'sqlite'
-    ? `UPDATE session_attribute_rollups AS r SET ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `${c} = e.${c}`).join(', ')}
-       FROM (${rows}) e WHERE ${on}`
-    : `UPDATE session_attribute_rollups r JOIN (${rows}) e ON ${on}
-       SET ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `r.${c} = e.${c}`).join(', ')}`;
+export async function fillAttributeEngagement(q: Queryable, d: SqlDialect): Promise<void> {
+  const sqlite = d.name === 'sqlite';
+  const types = sqlite
+    ? { hash: 'BLOB', count: 'INTEGER', seconds: 'INTEGER' }
+    : { hash: 'BINARY(16)', count: 'BIGINT', seconds: 'DECIMAL(20,3)' };
+  await q.query(
+    `CREATE TEMPORARY TABLE attribute_engagement (
+      site_id INT NOT NULL, bucket DATETIME NOT NULL, attributes_hash ${types.hash} NOT NULL,
+      ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `${c} ${c === 'time_on_page_seconds' ? types.seconds : types.count} NOT NULL`).join(', ')},
+      PRIMARY KEY (site_id, bucket, attributes_hash))`,
+  );
+  try {
+    const bucket = d.floorToQuarterHour('s.started_at');
+    await q.query(
+      `INSERT INTO attribute_engagement (site_id, bucket, attributes_hash, ${SESSION_ENGAGEMENT_COLUMNS.join(', ')})
+       SELECT s.site_id, ${bucket}, s.attributes_hash, ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `SUM(s.${c})`).join(', ')}
+       FROM sessions s GROUP BY s.site_id, ${bucket}, s.attributes_hash`,
+    );
+    const on = 'e.site_id = r.site_id AND e.bucket = r.bucket AND e.attributes_hash = r.attributes_hash';
+    await q.query(
+      sqlite
+        ? `UPDATE session_attribute_rollups AS r SET ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `${c} = e.${c}`).join(', ')}
+           FROM attribute_engagement e WHERE ${on}`
+        : `UPDATE session_attribute_rollups r JOIN attribute_engagement e ON ${on}
+           SET ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `r.${c} = e.${c}`).join(', ')}`,
+    );
+  } finally {
+    await q.query(
+      sqlite ? 'DROP TABLE temp.attribute_engagement' : 'DROP TEMPORARY TABLE attribute_engagement',
+    );
+  }
 }
 
 /**
@@ -48,7 +72,7 @@ export class AttributeRollupEngagement1768000000000 implements MigrationInterfac
         `ALTER TABLE ${table} ${SESSION_ENGAGEMENT_COLUMNS.map((c) => `ADD COLUMN ${c} ${type(c)} NOT NULL DEFAULT 0`).join(', ')}`,
       );
     }
-    await q.query(fillAttributeEngagementSql(d));
+    await fillAttributeEngagement(q, d);
     await refillDayRollups(q, { dialect: d, rollups: [ATTRIBUTE_DAY_ROLLUP], sites: 'every site' });
   }
 
