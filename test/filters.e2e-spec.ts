@@ -790,6 +790,71 @@ describe('filters (SPEC §3)', () => {
     expect(await engagementOf()).toEqual([9.29, [1, 2, 2, 2]]);
   });
 
+  it("finds the sessions that cross the range's start or end among those started within the site's longest session", async () => {
+    // Under filters the statements look for a session that runs past the range's start or end
+    // among those that started at most the site's longest session before it (site_session_bounds,
+    // which aggregate raises): sessions of more than a day must be found, and one that a late hit
+    // makes the longest must raise the bound.
+    const own = await env.site({ members: [user] });
+    const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
+    const seen = (time_on_page_seconds: number, scroll_depth: number) => ({
+      ...nl,
+      time_on_page_seconds,
+      scroll_depth,
+    });
+    const filters = 'country==NL;device==mobile';
+    const report = async () => {
+      const [overview, engagement] = await Promise.all(
+        ['overview', 'engagement'].map((name) =>
+          request(app.getHttpServer())
+            .get(`/api/v1/sites/${own}/analytics/${name}`)
+            .query({ ...RANGE, filters })
+            .set('Authorization', `Bearer ${key}`),
+        ),
+      );
+      expect([overview.status, engagement.status]).toEqual([200, 200]);
+      const e = engagement.body.data as {
+        avg_time_on_page_seconds: number;
+        scroll_depth: Array<{ pageviews: number }>;
+      };
+      return {
+        pageviews: overview.body.data.pageviews as number,
+        timeOnPage: e.avg_time_on_page_seconds,
+        scroll: e.scroll_depth.map((b) => b.pageviews),
+      };
+    };
+    const longest = async () => {
+      const [row] = await env.ds.query<Array<{ n: number | string }>>(
+        'SELECT longest_seconds AS n FROM site_session_bounds WHERE site_id = ?',
+        [own],
+      );
+      // Milliseconds on SQLite, as every seconds column there.
+      return env.sqlitePath ? Number(row.n) / 1000 : Number(row.n);
+    };
+    const imported = async (hits: Array<ReturnType<typeof pageview>>) =>
+      expect((await env.importHits(hits)).rejections).toEqual([]);
+    await imported([
+      // 25 hours, across the range's start (2026-05-04 00:00 UTC): its second pageview counts.
+      pageview(own, 'L1', '2026-05-03T08:00:00Z', '/a', seen(10, 10)),
+      pageview(own, 'L1', '2026-05-04T09:00:00Z', '/b', seen(20, 30)),
+      // 26 hours, across the range's end (2026-05-06 00:00 UTC): its first pageview counts.
+      pageview(own, 'L2', '2026-05-05T01:00:00Z', '/a', seen(5, 60)),
+      pageview(own, 'L2', '2026-05-06T03:00:00Z', '/b', seen(7, 90)),
+      // Short, inside the range.
+      pageview(own, 'S', '2026-05-04T12:00:00Z', '/a', seen(1, 80)),
+    ]);
+    await env.aggregate();
+    expect(await longest()).toBe(26 * 3600);
+    // (20 + 5 + 1) / 3; scrolled 30 | 60 | 80.
+    expect(await report()).toEqual({ pageviews: 3, timeOnPage: 8.67, scroll: [0, 1, 1, 1] });
+    // S runs on for three days, past the range's end: the longest session now, and still found.
+    await imported([pageview(own, 'S', '2026-05-07T12:00:00Z', '/c', seen(100, 100))]);
+    expect(await report()).toEqual({ pageviews: 3, timeOnPage: 8.67, scroll: [0, 1, 1, 1] });
+    await env.aggregate();
+    expect(await longest()).toBe(72 * 3600);
+    expect(await report()).toEqual({ pageviews: 3, timeOnPage: 8.67, scroll: [0, 1, 1, 1] });
+  });
+
   describe('sessions by combination of attributes (migration 1767700000000)', () => {
     /** Each session's generated combination hash and its site's combination row, as hex text. */
     const combinationsOf = async (siteId: number) =>

@@ -95,6 +95,11 @@ export interface SqlDialect {
     rows: number,
     uniqueKey?: readonly string[],
   ): string;
+  /**
+   * INSERT of `rows` rows (`keys` then `column`, one `?` each) that, where a row with those keys
+   * exists, keeps the greater of its `column` and the new one (a bound that only grows).
+   */
+  upsertMax(table: string, keys: readonly string[], column: string, rows: number): string;
   /** The same, with the rows from `select` (its columns in the order of keys, then sums). */
   upsertAddSelect(table: string, keys: readonly string[], sums: readonly string[], select: string): string;
   /** The start of the 15-minute UTC bucket holding a DATETIME expression (no time-zone tables). */
@@ -297,6 +302,13 @@ class MysqlFamilyDialect implements SqlDialect {
     return (
       `${this.insertIgnore(table, columns, rows).replace('INSERT IGNORE', 'INSERT')} ` +
       `ON DUPLICATE KEY UPDATE ${sums.map((c) => `${c} = ${c} + VALUES(${c})`).join(', ')}`
+    );
+  }
+
+  upsertMax(table: string, keys: readonly string[], column: string, rows: number): string {
+    return (
+      `INSERT INTO ${table} (${[...keys, column].join(',')}) VALUES ${parameterRows([...keys, column], rows)} ` +
+      `ON DUPLICATE KEY UPDATE ${column} = GREATEST(${column}, VALUES(${column}))`
     );
   }
 

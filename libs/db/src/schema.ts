@@ -448,6 +448,8 @@ export interface StatsDatabase {
   session_pair_day_rollups: SessionPairDayRollupsTable;
   attribute_combinations: AttributeCombinationsTable;
   site_data_versions: SiteDataVersionsTable;
+  /** An upper bound of each site's session durations (migration 1768100000000). */
+  site_session_bounds: { site_id: number; longest_seconds: string | number };
   hits: HitsTable;
   sessions: SessionsTable;
   visitors: VisitorsTable;

@@ -22,6 +22,7 @@ import {
   PAIR_ROLLUP,
   pairRollupDeltas,
   sessionRollupDeltas,
+  toMillis,
 } from '@app/stats/rollups/session-rollup';
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
 import { purchasingSessionsAmong } from '@app/stats/commerce';
@@ -280,6 +281,7 @@ export class SessionAggregator {
       dayOf: this.localDayOf(siteId),
     }));
     await this.addCombinations(em, parts);
+    await this.raiseSessionBounds(em, parts);
     for (const part of parts) await this.applySessionRollups(em, part);
     await this.goals.apply(em, parts);
     await this.events.apply(em, parts);
@@ -342,6 +344,32 @@ export class SessionAggregator {
         part.flat(),
       );
     }
+  }
+
+  /**
+   * Each site's bound of its sessions' durations (site_session_bounds) raised to the longest of
+   * its re-derived sessions, in the transaction that writes them: a report that reads a session
+   * finds the bound at least as long as it (StatsQuery.longestSessionMillis).
+   */
+  private async raiseSessionBounds(
+    em: EntityManager,
+    parts: ReadonlyArray<SitePart<DerivedSession>>,
+  ): Promise<void> {
+    const d = this.sql.dialect;
+    const rows = parts
+      .filter((p) => p.after.length > 0)
+      .map(({ siteId, after }) => {
+        const longest = after.reduce((max, s) => {
+          const millis = toMillis(s.duration_seconds);
+          return millis > max ? millis : max;
+        }, 0n);
+        return [siteId, d.decimalIn(fromMillis(longest), 3)];
+      });
+    if (rows.length === 0) return;
+    await em.query(
+      d.upsertMax('site_session_bounds', ['site_id'], 'longest_seconds', rows.length),
+      rows.flat(),
+    );
   }
 
   /** The session, path, attribute, pair and purchase rollups: one site's deltas (buffered writes). */

@@ -21,6 +21,7 @@ import {
   metricOut,
 } from './sql/metrics';
 import { rollupParts, unionAllOf } from './rollups/day-split';
+import { toMillis } from './rollups/session-rollup';
 import {
   hourOf,
   InflatedSketches,
@@ -298,6 +299,16 @@ export const sharedStatements = {
         .compile();
   },
 
+  /** The site's bound of its sessions' durations, as a DECIMAL string of seconds (no row: no session yet). */
+  longestSession(siteId: number): ReportStatement<{ longest: string }> {
+    return (d) =>
+      d.builder
+        .selectFrom('site_session_bounds')
+        .select(d.decimalText(sql.ref('longest_seconds'), 3).as('longest'))
+        .where('site_id', '=', siteId)
+        .compile();
+  },
+
   /** The goals the site's conversion rollups were built for (migration 1765500000000). */
   rolledUpGoals(siteId: number): ReportStatement<{ goal_id: number | string }> {
     return (d) =>
@@ -458,6 +469,15 @@ export class StatsRepository {
   async siteGoals(siteId: number): Promise<SiteGoal[]> {
     const rows = await this.db.run(sharedStatements.siteGoals(siteId));
     return rows.map((r) => ({ id: Number(r.id), name: r.name, type: r.type, matchValue: r.match_value }));
+  }
+
+  /**
+   * The longest duration of the site's derived sessions, in milliseconds (an upper bound:
+   * site_session_bounds, migration 1768100000000); 0 while it has none.
+   */
+  async longestSessionMillis(siteId: number): Promise<number> {
+    const [row] = await this.db.run(sharedStatements.longestSession(siteId));
+    return row === undefined ? 0 : Number(toMillis(row.longest));
   }
 
   /** The site's goals for conversion counts, and whether the conversion rollups hold them. */

@@ -28,6 +28,7 @@ import { SqliteSessionsByCombination1767700000000 } from './1767700000000-sessio
 import { SqliteSessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
 import { SqliteVisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
 import { SqliteAttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
+import { SqliteSiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -60,4 +61,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionsEngagement1767800000000,
   SqliteVisitorCombinationSketches1767900000000,
   SqliteAttributeRollupEngagement1768000000000,
+  SqliteSiteSessionBounds1768100000000,
 ];

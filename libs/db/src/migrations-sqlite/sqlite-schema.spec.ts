@@ -398,6 +398,13 @@ const EXPECTED: Record<string, ExpectedTable> = {
     },
     foreignKeys: [],
   },
+  site_session_bounds: {
+    columns: ['site_id INTEGER', 'longest_seconds INTEGER'],
+    primaryKey: ['site_id'],
+    withoutRowid: false,
+    indexes: {},
+    foreignKeys: [],
+  },
   dirty_sketch_hours: {
     columns: ['site_id INTEGER', 'bucket DATETIME'],
     primaryKey: ['site_id', 'bucket'],

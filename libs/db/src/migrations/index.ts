@@ -37,6 +37,7 @@ import { SessionsByCombination1767700000000 } from './1767700000000-sessions-by-
 import { SessionsEngagement1767800000000 } from './1767800000000-sessions-engagement';
 import { VisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
 import { AttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
+import { SiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -78,4 +79,5 @@ export const MIGRATIONS = [
   SessionsEngagement1767800000000,
   VisitorCombinationSketches1767900000000,
   AttributeRollupEngagement1768000000000,
+  SiteSessionBounds1768100000000,
 ];

@@ -51,6 +51,13 @@ class SqliteDialect implements SqlDialect {
     );
   }
 
+  upsertMax(table: string, keys: readonly string[], column: string, rows: number): string {
+    return (
+      `INSERT INTO ${table} (${[...keys, column].join(',')}) VALUES ${parameterRows([...keys, column], rows)} ` +
+      `ON CONFLICT (${keys.join(',')}) DO UPDATE SET ${column} = MAX(${column}, excluded.${column})`
+    );
+  }
+
   upsertAdd(
     table: string,
     keys: readonly string[],

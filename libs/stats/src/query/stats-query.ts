@@ -36,6 +36,12 @@ export interface StatsQuery {
   readonly tables?: 'auto' | 'raw';
   /** The combinations of attributes the filters select, when few (SessionScope.combinations). */
   readonly combinations?: readonly string[];
+  /**
+   * Under filters, the longest duration of the site's sessions in milliseconds (an upper bound,
+   * site_session_bounds): the sessions that cross the range's start or end are then looked for
+   * among those started at most that long before it (pageviews-by-session.ts, crossing).
+   */
+  readonly longestSessionMillis?: number;
 }
 
 /** The same query over another range (comparisons). */
@@ -55,7 +61,8 @@ export interface ReportParams extends RangeQuery {
  * mistakes are 400s. A goal condition's ids are looked up among the site's goals, so that SQL
  * can match their hits; an id that is not one of them is a 400 too. The combinations of
  * attributes that conditions on two attributes or more select are read once, and listed when
- * they are few, so that the statements name them (SessionScope.combinations).
+ * they are few, so that the statements name them (SessionScope.combinations). Under filters, the
+ * site's longest session is read too (StatsQuery.longestSessionMillis).
  */
 @Injectable()
 export class StatsQueryParser {
@@ -72,6 +79,8 @@ export class StatsQueryParser {
     const combinations = conditionsOnSeveralAttributes(scope)
       ? await this.stats.selectedCombinations(scope)
       : undefined;
+    const longestSessionMillis =
+      filters.length > 0 ? await this.stats.longestSessionMillis(site.id) : undefined;
     return {
       site: {
         id: site.id,
@@ -84,6 +93,7 @@ export class StatsQueryParser {
       interval: params.interval,
       limit: params.limit,
       ...(combinations === undefined ? {} : { combinations }),
+      ...(longestSessionMillis === undefined ? {} : { longestSessionMillis }),
     };
   }
 

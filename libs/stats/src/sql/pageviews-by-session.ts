@@ -62,7 +62,14 @@ export function pageviewsBySession(
   return sql`(
     ${wholeSessions}
     UNION ALL
-    ${hitsThroughSessions(d, query, 'pageview', (s) => sql`h.ts AS t, ${attribute(s)}1 AS n`, sql`NOT ${whole('s')}`)}
+    ${hitsThroughSessions(
+      d,
+      query,
+      'pageview',
+      (s) => sql`h.ts AS t, ${attribute(s)}1 AS n`,
+      // Without buckets, a session that is not whole runs past the range's end.
+      buckets === undefined ? sql`NOT ${whole('s')}${crossing(query, 's', endUtc)}` : sql`NOT ${whole('s')}`,
+    )}
   )`;
 }
 
@@ -139,7 +146,7 @@ function wholeSessionSumsByRollup(
   return sql`SELECT ${sql.join(named.map((n) => sql.ref(`r.${n}`)))} FROM ${unionAllOf(rolledUp).as('r')}
     UNION ALL
     SELECT ${subtracted('s')} FROM sessions s
-    WHERE ${where.sessions(query, 's')} AND s.ended_at >= ${endUtc}
+    WHERE ${where.sessions(query, 's')} AND s.ended_at >= ${endUtc}${crossing(query, 's', endUtc)}
     UNION ALL
     SELECT ${subtracted('qs')} FROM dirty_sessions q
     JOIN sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id
@@ -188,7 +195,7 @@ export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): R
       query,
       'pageview',
       () => sql`h.time_on_page_seconds AS time_on_page_seconds, h.scroll_depth AS scroll_depth`,
-      sql`NOT ${whole}`,
+      sql`NOT ${whole}${crossing(query, 's', endUtc)}`,
     )}) h
   )`;
 }
@@ -233,7 +240,7 @@ export function hitsThroughSessions(
       WHERE ${where.sessions(query, 's')}${holds} AND ${ofRange} AND ${settled('s')} AND ${ofType}
     UNION ALL
     SELECT ${columns('s')} FROM sessions s ${hits('s')}
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${holds}${andAlso(sessionSelected(query, 's'))} AND ${settled('s')} AND ${ofType}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(sessionSelected(query, 's'))} AND ${settled('s')} AND ${ofType}
     UNION ALL
     SELECT ${columns('qs')} FROM dirty_sessions q
       ${queuedRow} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${andAlso(queuedSelected)}
@@ -244,6 +251,21 @@ export function hitsThroughSessions(
 /** A session whose row reflects all its hits: not queued for aggregation. */
 export function settled(s: string): RawBuilder<unknown> {
   return sql`NOT EXISTS (SELECT 1 FROM dirty_sessions q WHERE q.site_id = ${col(s, 'site_id')} AND q.session_id = ${col(s, 'session_id')})`;
+}
+
+/**
+ * ` AND s.started_at >= instant - the site's longest session`, for a condition that holds only
+ * for sessions that start before `instant` and end at or after it, where the query knows that
+ * bound (under filters: StatsQuery.longestSessionMillis). Exact: such a session is at most that
+ * long, so it started no earlier. It lets the statement read the sessions started in that last
+ * stretch before `instant` instead of every session that ends after it (through
+ * `ix_sessions_site_end`, a day's worth when the range ended a day ago) or every selected session
+ * of the range (through `ix_sessions_site_combination`), or, for `instant` the range's start,
+ * every session the site had before it.
+ */
+function crossing(query: StatsQuery, s: string, instant: Date): RawBuilder<unknown> {
+  if (query.longestSessionMillis === undefined) return sql``;
+  return sql` AND ${col(s, 'started_at')} >= ${new Date(instant.getTime() - query.longestSessionMillis)}`;
 }
 
 /**
