@@ -109,9 +109,9 @@ interface RolledUpSum {
  * attribute rollup instead of each session's row: the selected combinations' rows of the range
  * (whole site days from the day rows), which hold every derived session's row as `aggregate`
  * last wrote it, minus the rows of those that are not whole: the selected sessions of the range
- * that end at or after its end (found by `ix_sessions_site_end`), and the queued ones that end
- * before it. With `startAs`, each row also carries a time under that name (the bucket, or the
- * subtracted session's start).
+ * that end at or after its end (looked for among those started within the site's longest
+ * session before it: crossing), and the queued ones that end before it. With `startAs`, each
+ * row also carries a time under that name (the bucket, or the subtracted session's start).
  */
 function wholeSessionSumsByRollup(
   d: SqlDialect,
@@ -133,15 +133,15 @@ function wholeSessionSumsByRollup(
         )
         .select([
           ...(startAs === undefined ? [] : [sql<Date>`a.bucket`.as(startAs)]),
-          ...sums.map((c) => sql`${sql.ref(`a.${c.rollup}`)}`.as(c.as)),
+          ...sums.map((c) => sql.ref(`a.${c.rollup}`).as(c.as)),
         ])
         .where(where.sessionAttributeRollups(part.query, 'a')),
   );
   const named = [...(startAs === undefined ? [] : [startAs]), ...sums.map((c) => c.as)];
   const subtracted = (s: string) =>
     sql.join([
-      ...(startAs === undefined ? [] : [sql`${sql.ref(`${s}.started_at`)}`]),
-      ...sums.map((c) => sql`${negated(s, c.session)}`),
+      ...(startAs === undefined ? [] : [sql.ref(`${s}.started_at`)]),
+      ...sums.map((c) => negated(s, c.session)),
     ]);
   return sql`SELECT ${sql.join(named.map((n) => sql.ref(`r.${n}`)))} FROM ${unionAllOf(rolledUp).as('r')}
     UNION ALL
