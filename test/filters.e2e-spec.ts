@@ -49,6 +49,19 @@ describe('filters (SPEC §3)', () => {
   let user: Awaited<ReturnType<TestEnv['user']>>;
 
   const RANGE = { from: '2026-05-04', to: '2026-05-05' };
+  /** Imports hits, none of them refused. */
+  const importedAll = async (hits: Array<ReturnType<typeof pageview>>) =>
+    expect((await env.importHits(hits)).rejections).toEqual([]);
+  /** A pageview's attributes for the NL mobile sessions of several attribute conditions, with its engagement. */
+  const seenNl = (time_on_page_seconds: number, scroll_depth: number) => ({
+    country: 'NL',
+    channel: 'Email',
+    source: 'letter',
+    device: 'mobile',
+    browser: 'Safari',
+    time_on_page_seconds,
+    scroll_depth,
+  });
 
   beforeAll(async () => {
     env = await TestEnv.create();
@@ -700,9 +713,7 @@ describe('filters (SPEC §3)', () => {
       expect(res.status).toBe(200);
       return { pageviews: res.body.data.pageviews as number, sessions: res.body.data.sessions as number };
     };
-    const imported = async (hits: Array<ReturnType<typeof pageview>>) =>
-      expect((await env.importHits(hits)).rejections).toEqual([]);
-    await imported([
+    await importedAll([
       // Whole in the range: 2.
       pageview(own, 'S1', '2026-05-04T10:00:00Z', '/a', nl),
       pageview(own, 'S1', '2026-05-04T10:03:00Z', '/b', nl),
@@ -722,7 +733,7 @@ describe('filters (SPEC §3)', () => {
     await env.aggregate();
     expect(await pageviewsOf()).toEqual({ pageviews: 6, sessions: 3 });
     // A late pageview of S3, not aggregated yet: S3 is queued, its row still says 1 pageview.
-    await imported([pageview(own, 'S3', '2026-05-04T14:05:00Z', '/b', nl)]);
+    await importedAll([pageview(own, 'S3', '2026-05-04T14:05:00Z', '/b', nl)]);
     const [queued] = await env.ds.query<Array<{ n: number | string }>>(
       'SELECT COUNT(*) AS n FROM dirty_sessions WHERE site_id = ?',
       [own],
@@ -740,11 +751,6 @@ describe('filters (SPEC §3)', () => {
     const own = await env.site({ members: [user] });
     const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
     const other = { ...nl, device: 'desktop' };
-    const seen = (time_on_page_seconds: number, scroll_depth: number) => ({
-      ...nl,
-      time_on_page_seconds,
-      scroll_depth,
-    });
     const engagementOf = async () => {
       const res = await request(app.getHttpServer())
         .get(`/api/v1/sites/${own}/analytics/engagement`)
@@ -757,21 +763,19 @@ describe('filters (SPEC §3)', () => {
       };
       return [data.avg_time_on_page_seconds, data.scroll_depth.map((b) => b.pageviews)];
     };
-    const imported = async (hits: Array<ReturnType<typeof pageview>>) =>
-      expect((await env.importHits(hits)).rejections).toEqual([]);
-    await imported([
+    await importedAll([
       // Whole in the range: 10 s and 20 s, scrolled 10 % and 60 %.
-      pageview(own, 'S1', '2026-05-04T10:00:00Z', '/a', seen(10, 10)),
-      pageview(own, 'S1', '2026-05-04T10:03:00Z', '/b', seen(20, 60)),
+      pageview(own, 'S1', '2026-05-04T10:00:00Z', '/a', seenNl(10, 10)),
+      pageview(own, 'S1', '2026-05-04T10:03:00Z', '/b', seenNl(20, 60)),
       // Runs past the range's end (2026-05-06 00:00 UTC): its first two count.
-      pageview(own, 'S2', '2026-05-05T23:50:00Z', '/a', seen(5, 30)),
-      pageview(own, 'S2', '2026-05-05T23:55:00Z', '/b', seen(7, 80)),
-      pageview(own, 'S2', '2026-05-06T00:10:00Z', '/c', seen(100, 100)),
+      pageview(own, 'S2', '2026-05-05T23:50:00Z', '/a', seenNl(5, 30)),
+      pageview(own, 'S2', '2026-05-05T23:55:00Z', '/b', seenNl(7, 80)),
+      pageview(own, 'S2', '2026-05-06T00:10:00Z', '/c', seenNl(100, 100)),
       // Gets a late pageview below.
-      pageview(own, 'S3', '2026-05-04T14:00:00Z', '/a', seen(3, 55)),
+      pageview(own, 'S3', '2026-05-04T14:00:00Z', '/a', seenNl(3, 55)),
       // Started before the range, ends in it: its second counts.
-      pageview(own, 'S4', '2026-05-03T23:55:00Z', '/a', seen(50, 5)),
-      pageview(own, 'S4', '2026-05-04T00:05:00Z', '/b', seen(11, 26)),
+      pageview(own, 'S4', '2026-05-03T23:55:00Z', '/a', seenNl(50, 5)),
+      pageview(own, 'S4', '2026-05-04T00:05:00Z', '/b', seenNl(11, 26)),
       // Not selected (another device).
       pageview(own, 'S5', '2026-05-04T10:00:00Z', '/a', {
         ...other,
@@ -783,7 +787,7 @@ describe('filters (SPEC §3)', () => {
     // (10 + 20 + 5 + 7 + 3 + 11) / 6; scrolled 10 | 30, 26 | 60, 55 | 80.
     expect(await engagementOf()).toEqual([9.33, [1, 2, 2, 1]]);
     // A late pageview of S3, not aggregated yet: S3 is queued, its row still holds one pageview.
-    await imported([pageview(own, 'S3', '2026-05-04T14:05:00Z', '/b', seen(9, 90))]);
+    await importedAll([pageview(own, 'S3', '2026-05-04T14:05:00Z', '/b', seenNl(9, 90))]);
     // (56 + 9) / 7 = 9.2857…
     expect(await engagementOf()).toEqual([9.29, [1, 2, 2, 2]]);
     await env.aggregate();
@@ -796,12 +800,6 @@ describe('filters (SPEC §3)', () => {
     // which aggregate raises): sessions of more than a day must be found, and one that a late hit
     // makes the longest must raise the bound.
     const own = await env.site({ members: [user] });
-    const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
-    const seen = (time_on_page_seconds: number, scroll_depth: number) => ({
-      ...nl,
-      time_on_page_seconds,
-      scroll_depth,
-    });
     const filters = 'country==NL;device==mobile';
     const report = async () => {
       const [overview, engagement] = await Promise.all(
@@ -831,24 +829,22 @@ describe('filters (SPEC §3)', () => {
       // Milliseconds on SQLite, as every seconds column there.
       return env.sqlitePath ? Number(row.n) / 1000 : Number(row.n);
     };
-    const imported = async (hits: Array<ReturnType<typeof pageview>>) =>
-      expect((await env.importHits(hits)).rejections).toEqual([]);
-    await imported([
+    await importedAll([
       // 25 hours, across the range's start (2026-05-04 00:00 UTC): its second pageview counts.
-      pageview(own, 'L1', '2026-05-03T08:00:00Z', '/a', seen(10, 10)),
-      pageview(own, 'L1', '2026-05-04T09:00:00Z', '/b', seen(20, 30)),
+      pageview(own, 'L1', '2026-05-03T08:00:00Z', '/a', seenNl(10, 10)),
+      pageview(own, 'L1', '2026-05-04T09:00:00Z', '/b', seenNl(20, 30)),
       // 26 hours, across the range's end (2026-05-06 00:00 UTC): its first pageview counts.
-      pageview(own, 'L2', '2026-05-05T01:00:00Z', '/a', seen(5, 60)),
-      pageview(own, 'L2', '2026-05-06T03:00:00Z', '/b', seen(7, 90)),
+      pageview(own, 'L2', '2026-05-05T01:00:00Z', '/a', seenNl(5, 60)),
+      pageview(own, 'L2', '2026-05-06T03:00:00Z', '/b', seenNl(7, 90)),
       // Short, inside the range.
-      pageview(own, 'S', '2026-05-04T12:00:00Z', '/a', seen(1, 80)),
+      pageview(own, 'S', '2026-05-04T12:00:00Z', '/a', seenNl(1, 80)),
     ]);
     await env.aggregate();
     expect(await longest()).toBe(26 * 3600);
     // (20 + 5 + 1) / 3; scrolled 30 | 60 | 80.
     expect(await report()).toEqual({ pageviews: 3, timeOnPage: 8.67, scroll: [0, 1, 1, 1] });
     // S runs on for three days, past the range's end: the longest session now, and still found.
-    await imported([pageview(own, 'S', '2026-05-07T12:00:00Z', '/c', seen(100, 100))]);
+    await importedAll([pageview(own, 'S', '2026-05-07T12:00:00Z', '/c', seenNl(100, 100))]);
     expect(await report()).toEqual({ pageviews: 3, timeOnPage: 8.67, scroll: [0, 1, 1, 1] });
     await env.aggregate();
     expect(await longest()).toBe(72 * 3600);
