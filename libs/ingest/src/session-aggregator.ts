@@ -27,7 +27,11 @@ import {
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
 import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
-import { SESSION_ENGAGEMENT_COLUMNS, sessionEngagementRows } from '@app/stats/sql/session-engagement';
+import {
+  isSecondsSum,
+  SESSION_ENGAGEMENT_COLUMNS,
+  sessionEngagementRows,
+} from '@app/stats/sql/session-engagement';
 import { sql } from 'kysely';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
@@ -124,7 +128,7 @@ const sessionSums = (d: SqlDialect) => (r: Omit<RollupDelta, 'dimension' | 'valu
 const attributeSums = (d: SqlDialect) => (r: AttributeRollupDelta) => [
   ...sessionSums(d)(r),
   ...SESSION_ENGAGEMENT_COLUMNS.map((c, i) =>
-    c === 'time_on_page_seconds' ? d.decimalIn(fromMillis(r.engagement[i]), 3) : Number(r.engagement[i]),
+    isSecondsSum(c) ? d.decimalIn(fromMillis(r.engagement[i]), 3) : Number(r.engagement[i]),
   ),
 ];
 
@@ -623,9 +627,7 @@ export class SessionAggregator {
     const d = this.sql.dialect;
     const where = siteSessionsIn(d, sites);
     const decimal = (column: string) => d.decimalText(sql.ref(column), 3).compile(d.builder).sql;
-    const engagement = SESSION_ENGAGEMENT_COLUMNS.map((c) =>
-      c === 'time_on_page_seconds' ? `${decimal(c)} AS ${c}` : c,
-    );
+    const engagement = SESSION_ENGAGEMENT_COLUMNS.map((c) => (isSecondsSum(c) ? `${decimal(c)} AS ${c}` : c));
     return em.query(
       `SELECT site_id, session_id, visitor_id, started_at, ${ROLLUP_DIMENSIONS.join(', ')}, entry_path, exit_path, is_bounce, pageviews, purchased,
          ${decimal('duration_seconds')} AS duration_seconds, ${engagement.join(', ')}

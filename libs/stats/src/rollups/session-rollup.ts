@@ -4,7 +4,7 @@ import { localDayStart, nextLocalDayStart, type Bucket, type ReportRange } from 
 import { hash } from 'node:crypto';
 import { SESSION_ATTRIBUTES, SessionAttribute } from '../definitions';
 import { DAY_MS } from './visitor-sketch';
-import { SESSION_ENGAGEMENT_COLUMNS } from '../sql/session-engagement';
+import { isSecondsSum, SESSION_ENGAGEMENT_COLUMNS } from '../sql/session-engagement';
 
 /**
  * The session rollup: per site, 15-minute UTC bucket of the session start, session attribute
@@ -199,9 +199,7 @@ export type AttributeRollupDelta = { bucket: Date } & Record<SessionAttribute, s
 
 /** A session's engagement sums in SESSION_ENGAGEMENT_COLUMNS order, the time on page in thousandths. */
 function engagementOf(s: EngagedSession): bigint[] {
-  return SESSION_ENGAGEMENT_COLUMNS.map((c) =>
-    c === 'time_on_page_seconds' ? toMillis(s[c]) : BigInt(s[c]),
-  );
+  return SESSION_ENGAGEMENT_COLUMNS.map((c) => (isSecondsSum(c) ? toMillis(s[c]) : BigInt(s[c])));
 }
 
 /**

@@ -8,7 +8,7 @@ import { col } from './col';
 import { hitsOfSession } from '../conversions';
 import { andAlso, sessionSelected } from './session-filter';
 import { where } from './where';
-import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
+import { isSecondsSum, SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 import { decideTable } from '../plan/table-decider';
 import { rollupParts, unionAllOf } from '../rollups/day-split';
 import {
@@ -120,9 +120,9 @@ function wholeSessionSumsByRollup(
   startAs?: string,
 ): RawBuilder<unknown> {
   const { endUtc } = query.range;
-  // Counts are unsigned in sessions; the time on page is a DECIMAL (milliseconds on SQLite).
+  // Counts are unsigned in sessions (isSecondsSum).
   const negated = (s: string, column: string) =>
-    column === 'time_on_page_seconds'
+    isSecondsSum(column)
       ? sql`0 - ${sql.ref(`${s}.${column}`)}`
       : sql`0 - CAST(${sql.ref(`${s}.${column}`)} AS SIGNED)`;
   const rolledUp = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(

@@ -14,6 +14,17 @@ export const SESSION_ENGAGEMENT_COLUMNS = [
   ...SCROLL_DEPTH_BUCKETS.map((b) => b.column),
 ] as const;
 
+const SECONDS_COLUMNS: ReadonlySet<string> = new Set(['duration_seconds', 'time_on_page_seconds']);
+
+/**
+ * Whether a column of a session (and of the rollups that sum it) is a sum of seconds: the
+ * duration and the time on page, DECIMALs of three places (thousandths of a second on SQLite),
+ * read and written as decimal text and summed exactly in thousandths, signed as they are. The
+ * other sums are unsigned counts. Every reader and writer of SESSION_ENGAGEMENT_COLUMNS decides
+ * by this alone.
+ */
+export const isSecondsSum = (column: string): boolean => SECONDS_COLUMNS.has(column);
+
 /**
  * Those sums over pageview rows of `hits` (alias `h`), in SESSION_ENGAGEMENT_COLUMNS order: the
  * report's own definitions (pageviewMetrics, scrollDepthCounts), so a session's sums are what
