@@ -84,7 +84,7 @@ export async function provisionApiAccount(db: SqlRunner, account: ApiAccount): P
   )) as Array<{ privilege: string }>;
   if (schemaGrants.length > 0) {
     await db.query('REVOKE ALL PRIVILEGES ON ??.* FROM ?@?', [account.database, account.user, account.host]);
-    revoked.push(...schemaGrants.map((g) => `${g.privilege} ON ${account.database}.*`));
+    for (const g of schemaGrants) revoked.push(`${g.privilege} ON ${account.database}.*`);
   }
 
   const tableGrants = (await db.query(

@@ -238,7 +238,9 @@ export class SessionAggregator {
           // The group's rollup rows go in a few statements at its end, every site's together.
           withBufferedRollupWrites(em, this.sql.dialect, async () => {
             const counts: Array<{ siteId: number; sessions: number; visitors: number }> = [];
-            for (const batch of siteBatches(group)) counts.push(...(await this.aggregateSites(em, batch)));
+            for (const batch of siteBatches(group)) {
+              for (const count of await this.aggregateSites(em, batch)) counts.push(count);
+            }
             return counts;
           }),
         ),

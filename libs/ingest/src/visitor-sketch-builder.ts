@@ -456,8 +456,8 @@ export class VisitorSketchBuilder {
       if (others.length > 0) kept.push({ ...g, hours: others });
     }
     await this.unqueueAdded(em, fresh);
-    const sessions = await this.sessionsStartingIn(em, fresh);
-    sessions.push(...(await this.takeAdded(em, kept)));
+    // Concatenated, not pushed as arguments: a round may add hundreds of thousands of sessions.
+    const sessions = (await this.sessionsStartingIn(em, fresh)).concat(await this.takeAdded(em, kept));
 
     // The visitors to add, hashed once each, by hour; an hour's value sketches anew where the
     // hour is new, else only those of the values its sessions have.
@@ -533,7 +533,7 @@ export class VisitorSketchBuilder {
         `SELECT site_id, visitor_id, started_at, HEX(attributes_hash) AS combination, ${SESSION_ATTRIBUTES.join(', ')} FROM sessions WHERE ${where.sql}`,
         where.parameters,
       );
-      sessions.push(...rows);
+      for (const row of rows) sessions.push(row);
     }
     const byHour = new Map<string, { siteId: number; bucket: Date; ids: string[] }>();
     for (const q of queued) {
