@@ -956,30 +956,43 @@ describe('filters (SPEC §3)', () => {
 
     // SQLite's planner reports no covering use in the same form; the statements are the same.
     (TEST_ENGINE === 'sqlite' ? it.skip : it)(
-      "reads the selected sessions' entry pages from the combinations' index alone, and the day rows by combination",
+      "reads the selected sessions' entry pages from the combination path rows (whole site days) or the combinations' index alone, and the day rows by combination",
       async () => {
         // As a request reads it: the two selected combinations listed (StatsQueryParser).
-        const query = await app
-          .get(StatsQueryParser)
-          .parse(
-            { id: site, timezone: 'UTC', currency: 'USD', trackingMode: 'full' },
-            { ...RANGE, filters: 'country==DE|FR;device==mobile' },
-          );
+        const parse = (timezone?: string) =>
+          app
+            .get(StatsQueryParser)
+            .parse(
+              { id: site, timezone: 'UTC', currency: 'USD', trackingMode: 'full' },
+              { ...RANGE, ...(timezone ? { timezone } : {}), filters: 'country==DE|FR;device==mobile' },
+            );
+        const query = await parse();
         expect(query.combinations).toHaveLength(2);
-        const explain = async (lists: readonly TopList[]) => {
+        const explain = async (lists: readonly TopList[], q = query) => {
           const compiled = env.dialect.renderIndexHints(
-            overviewStatements.topLists(query, 10, lists)(env.dialect),
+            overviewStatements.topLists(q, 10, lists)(env.dialect),
           );
           return env.ds.query<Array<{ table: string; key: string | null; Extra: string }>>(
             `EXPLAIN ${compiled.sql}`,
             [...compiled.parameters],
           );
         };
-        const sessions = (await explain(['entry_path'])).filter((r) => r.table === 's');
+        // Whole site days: the selected combinations' rows of session_combination_path_day_rollups.
+        const wholeDays = await explain(['entry_path']);
+        expect(wholeDays.filter((r) => r.table === 'c')).toEqual([
+          expect.objectContaining({ key: 'PRIMARY' }),
+        ]);
+        expect(wholeDays.some((r) => r.table === 's')).toBe(false);
+        // Days of another zone are not whole site days: the sessions, from the combinations' index alone.
+        const sessions = (await explain(['entry_path'], await parse('Asia/Kathmandu'))).filter(
+          (r) => r.table === 's',
+        );
         expect(sessions).toEqual([expect.objectContaining({ key: 'ix_sessions_site_combination' })]);
         expect(sessions[0].Extra).toMatch(/Using index/);
-        const days = (await explain(['country'])).filter((r) => r.table === 'a' && r.key !== 'PRIMARY');
-        expect(days.map((r) => r.key)).toContain('ix_session_attribute_days_combination');
+        for (const lists of [['country'], ['channel', 'source', 'country', 'device']] as const) {
+          const days = (await explain(lists)).filter((r) => r.table === 'a' && r.key !== 'PRIMARY');
+          expect(days.map((r) => r.key)).toContain('ix_session_attribute_days_combination');
+        }
       },
     );
 

@@ -13,6 +13,7 @@ import {
   CURRENT_SESSION_DAY_ROLLUPS,
   GOAL_DAY_ROLLUP,
   refillDayRollups,
+  refillCombinationPathDayRollups,
   refillPairDayRollups,
   PATH_SPAN_ROLLUP,
   refillSpanRollups,
@@ -387,5 +388,35 @@ describe('Rollup path = raw path (parity)', () => {
       await runner.release();
     }
     expect(await pairRows()).toEqual(kept);
+  });
+  /**
+   * The sessions of each entry and exit page by combination of attributes and site day, which the
+   * overview's page lists read under conditions on several attributes: `aggregate` keeps them
+   * from its deltas, the migration fills them from the sessions, and both give the same rows.
+   */
+  it('the combination path rows aggregate keeps are those the migration fills from the sessions', async () => {
+    const combinationPathRows = async () =>
+      plain(
+        await env.ds.query(
+          'SELECT * FROM session_combination_path_day_rollups ORDER BY site_id, dimension, attributes_hash, bucket, path_hash',
+        ),
+      ) as Array<{ dimension: string; sessions: number }>;
+    const kept = await combinationPathRows();
+    // Every derived session with pageviews once by its entry and once by its exit page.
+    const [{ n }] = await env.ds.query('SELECT COUNT(*) AS n FROM sessions WHERE entry_path IS NOT NULL');
+    for (const dimension of ['entry_path', 'exit_path']) {
+      expect(
+        kept.filter((r) => r.dimension === dimension).reduce((sum, r) => sum + Number(r.sessions), 0),
+      ).toBe(Number(n));
+    }
+    const runner = env.ds.createQueryRunner();
+    try {
+      await env.ds.query('DELETE FROM session_combination_path_day_rollups');
+      expect(await combinationPathRows()).toEqual([]);
+      await refillCombinationPathDayRollups(runner, { dialect: env.dialect, page: 7 });
+    } finally {
+      await runner.release();
+    }
+    expect(await combinationPathRows()).toEqual(kept);
   });
 });

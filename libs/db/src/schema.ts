@@ -221,6 +221,16 @@ export interface SessionPairDayRollupsTable {
   sessions: number;
 }
 
+/** Sessions by entry or exit page, combination of attributes and site day (migration 1768200000000). */
+export interface SessionCombinationPathDayRollupsTable {
+  site_id: number;
+  dimension: 'entry_path' | 'exit_path';
+  attributes_hash: Buffer;
+  bucket: Date;
+  path_hash: Buffer;
+  sessions: number;
+}
+
 /** HyperLogLog sketches of visitor ids by UTC hour and day of the session start (migration 1765200000000). */
 export interface VisitorSketchesTable {
   site_id: number;
@@ -446,6 +456,7 @@ export interface StatsDatabase {
   /** session_attribute_rollups by the site's local day (migrations 1766300000000, 1766400000000). */
   session_attribute_day_rollups: SessionAttributeRollupsTable;
   session_pair_day_rollups: SessionPairDayRollupsTable;
+  session_combination_path_day_rollups: SessionCombinationPathDayRollupsTable;
   attribute_combinations: AttributeCombinationsTable;
   site_data_versions: SiteDataVersionsTable;
   /** An upper bound of each site's session durations (migration 1768100000000). */

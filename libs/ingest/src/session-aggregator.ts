@@ -21,6 +21,8 @@ import {
   md5,
   PAIR_ROLLUP,
   pairRollupDeltas,
+  COMBINATION_PATH_ROLLUP,
+  combinationPathRollupDeltas,
   sessionRollupDeltas,
   toMillis,
 } from '@app/stats/rollups/session-rollup';
@@ -378,7 +380,7 @@ export class SessionAggregator {
     );
   }
 
-  /** The session, path, attribute, pair and purchase rollups: one site's deltas (buffered writes). */
+  /** The session, path, attribute, pair, combination path and purchase rollups: one site's deltas (buffered writes). */
   private async applySessionRollups(em: EntityManager, part: SitePart<DerivedSession>): Promise<void> {
     const { siteId, before, after, dayOf: localDay } = part;
     await this.applyRollupDeltas(em, siteId, sessionRollupDeltas(before, after));
@@ -414,6 +416,18 @@ export class SessionAggregator {
       sumValues: (r) => [r.sessions],
       count: SESSIONS_COUNT,
     });
+    await writeRollupDeltas(
+      em,
+      this.sql.dialect,
+      siteId,
+      combinationPathRollupDeltas(before, after, localDay),
+      {
+        ...COMBINATION_PATH_ROLLUP,
+        sums: ['sessions'],
+        sumValues: (r) => [r.sessions],
+        count: SESSIONS_COUNT,
+      },
+    );
     await writeRollupDeltas(em, this.sql.dialect, siteId, purchaseRollupDeltas(before, after), {
       table: 'purchase_rollups',
       keys: ['bucket'],

@@ -29,6 +29,7 @@ import { SqliteSessionsEngagement1767800000000 } from './1767800000000-sessions-
 import { SqliteVisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
 import { SqliteAttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
 import { SqliteSiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
+import { SqliteCombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -62,4 +63,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteVisitorCombinationSketches1767900000000,
   SqliteAttributeRollupEngagement1768000000000,
   SqliteSiteSessionBounds1768100000000,
+  SqliteCombinationPathDayRollups1768200000000,
 ];

@@ -451,6 +451,20 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  session_combination_path_day_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'dimension TEXT',
+      'attributes_hash BLOB',
+      'bucket DATETIME',
+      'path_hash BLOB',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'dimension', 'attributes_hash', 'bucket', 'path_hash'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
   session_path_span_rollups: {
     columns: [
       'site_id INTEGER',

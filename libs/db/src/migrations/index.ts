@@ -38,6 +38,7 @@ import { SessionsEngagement1767800000000 } from './1767800000000-sessions-engage
 import { VisitorCombinationSketches1767900000000 } from './1767900000000-visitor-combination-sketches';
 import { AttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
 import { SiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
+import { CombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -80,4 +81,5 @@ export const MIGRATIONS = [
   VisitorCombinationSketches1767900000000,
   AttributeRollupEngagement1768000000000,
   SiteSessionBounds1768100000000,
+  CombinationPathDayRollups1768200000000,
 ];

@@ -114,12 +114,50 @@ describe('decideTable under filters', () => {
       expect(decideTable(query(filters), 'sessions', sessions).kind).toBe('raw');
     }
     const entryList = { metrics: ['sessions'] as const, dimension: 'entry_path' as const };
-    expect(decideTable(query('country==DE;device==mobile'), 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(query('country==DE;device==mobile;page==/a'), 'sessions', entryList).kind).toBe('raw');
     expect(decideTable(query('entry_page==/a'), 'sessions', entryList).kind).toBe('raw');
     expect(decideTable(query('country==DE'), 'sessions', { ...entryList, dimension: 'exit_path' }).kind).toBe(
       'rollup',
     );
     expect(decideTable(query(''), 'sessions', entryList).kind).toBe('rollup');
+  });
+
+  it('reads the combination path rollup for entry and exit lists under conditions on several attributes, over whole site days', () => {
+    const rows = { source: 'sessions', kind: 'rollup', rollupTable: 'session_combination_path_day_rollups' };
+    for (const dimension of ['entry_path', 'exit_path'] as const) {
+      expect(
+        decideTable(query('country==DE;device!=mobile'), 'sessions', { metrics: ['sessions'], dimension }),
+      ).toEqual(rows);
+    }
+    const entryList = { metrics: ['sessions'] as const, dimension: 'entry_path' as const };
+    // Other metrics, report buckets, a range of UTC days in a +05:45 site, or another condition: not it.
+    expect(
+      decideTable(query('country==DE;device==mobile'), 'sessions', { ...entryList, metrics: ['bounces'] })
+        .kind,
+    ).toBe('raw');
+    const { startUtc } = query('').range;
+    expect(
+      decideTable(query('country==DE;device==mobile'), 'sessions', {
+        ...entryList,
+        buckets: [{ startUtc }] as never,
+      }),
+    ).not.toMatchObject(rows);
+    const utcDays: StatsQuery = {
+      ...query('country==DE;device==mobile'),
+      range: resolveRange({
+        from: '2026-03-01',
+        to: '2026-03-31',
+        timezone: 'UTC',
+        siteTimezone: 'Asia/Kathmandu',
+        maxDays: 731,
+      }),
+    };
+    expect(decideTable(utcDays, 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(query('country==DE;goal==1'), 'sessions', entryList).kind).toBe('raw');
+    // One attribute: the pair rollup.
+    expect(decideTable(query('country==DE'), 'sessions', entryList)).toMatchObject({
+      rollupTable: 'session_pair_day_rollups',
+    });
   });
 
   it('reads pageviews by one attribute, or filtered on it alone, from its rows of the pageview rollup', () => {

@@ -37,11 +37,14 @@ export interface TableChoice {
    * (the visitors table's index by first session). `session_pair_day_rollups`: the sessions of
    * another attribute's values or of entry and exit pages under conditions on one attribute,
    * over whole site days (`rollupDimension`: the filtered attribute).
+   * `session_combination_path_day_rollups`: the sessions of entry and exit pages under conditions
+   * on several attributes, over whole site days.
    */
   rollupTable?:
     | 'session_rollups'
     | 'session_attribute_rollups'
     | 'session_pair_day_rollups'
+    | 'session_combination_path_day_rollups'
     | 'visitor_first_rollups'
     | 'pageview_rollups'
     | 'revenue_rollups';
@@ -135,6 +138,9 @@ export function decideTable(query: StatsQuery, source: RowSource, needs?: Sessio
   if (pairRowsAnswer(query, needs, filteredBy)) {
     return { source, kind: 'rollup', rollupTable: 'session_pair_day_rollups', rollupDimension: filteredBy };
   }
+  if (combinationPathRowsAnswer(query, needs, filteredBy)) {
+    return { source, kind: 'rollup', rollupTable: 'session_combination_path_day_rollups' };
+  }
   if (needs.dimension !== undefined) {
     // Only sessions are rolled up by attribute; a pageview's attribute is its session's.
     if (source !== 'sessions') return raw;
@@ -178,6 +184,27 @@ function pairRowsAnswer(
     (needs.buckets ?? []).every(
       (b) => localDayStart(b.startUtc, query.site.timezone).getTime() === b.startUtc.getTime(),
     ) &&
+    wholeSiteDays(query)
+  );
+}
+
+/**
+ * Whether the combination path rollup counts a statement's sessions: the entry or exit page
+ * list under conditions on several attributes (the caller checked that every condition is on an
+ * attribute), sessions only, in no report buckets, over whole site days (its rows are by site day).
+ */
+function combinationPathRowsAnswer(
+  query: StatsQuery,
+  needs: SessionNeeds,
+  filteredBy: SessionAttribute | undefined,
+): boolean {
+  return (
+    query.filters.length > 0 &&
+    filteredBy === undefined &&
+    needs.dimension !== undefined &&
+    (PATH_DIMENSIONS as readonly string[]).includes(needs.dimension) &&
+    needs.metrics.every((m) => m === 'sessions') &&
+    (needs.buckets ?? []).length === 0 &&
     wholeSiteDays(query)
   );
 }

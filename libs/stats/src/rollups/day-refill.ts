@@ -4,6 +4,10 @@ import { localDayNumber, localDayNumberStart, localDayStart, nextLocalDayStart }
 import { DAY_SPANS } from './day-split';
 import { SESSION_ENGAGEMENT_COLUMNS } from '../sql/session-engagement';
 import {
+  COMBINATION_PATH_ROLLUP,
+  combinationPathRollupDeltas,
+  CombinationPathRollupDelta,
+  combinationPathRowKey,
   localDayBucket,
   PAIR_ROLLUP,
   pairRollupDeltas,
@@ -359,42 +363,87 @@ function asDate(value: Date | string): Date {
   return typeof value === 'string' ? fromStoredDatetime(value) : value;
 }
 
-/** Sessions read per statement by refillPairDayRollups. */
+/** Sessions read per statement by refillSessionDayRows. */
 const PAIR_REFILL_PAGE = 5000;
-/** Rows per upsert statement of refillPairDayRollups. */
+/** Rows per upsert statement of refillSessionDayRows. */
 const PAIR_REFILL_ROWS = 500;
 
+/** A rollup of sessions by site day that `aggregate` keeps from each session's row by deltas. */
+interface SessionDayRows<R extends { bucket: Date; sessions: number }> {
+  table: string;
+  keys: readonly string[];
+  identity: readonly string[];
+  keyValues: (r: R) => unknown[];
+  /** `aggregate`'s deltas, from no rows to `after`. */
+  deltas: (before: RolledUpSession[], after: RolledUpSession[], bucketOf: (start: Date) => Date) => R[];
+  /** What identifies a row (rows with the same key add up). */
+  rowKey: (r: R) => string;
+}
+
+const PAIR_DAY_ROWS: SessionDayRows<PairRollupDelta> = {
+  ...PAIR_ROLLUP,
+  deltas: pairRollupDeltas,
+  rowKey: pairRowKey,
+};
+
+const COMBINATION_PATH_DAY_ROWS: SessionDayRows<CombinationPathRollupDelta> = {
+  ...COMBINATION_PATH_ROLLUP,
+  deltas: combinationPathRollupDeltas,
+  rowKey: combinationPathRowKey,
+};
+
 /**
- * Re-fills session_pair_day_rollups (migration 1766700000000) from the sessions table, with the
- * deltas `aggregate` keeps it by (pairRollupDeltas, the site's localDayBucket): each site's
- * sessions in order of start, a page at a time, each site day's rows written once the pages
- * have passed it, so memory holds about a day of rows.
+ * Re-fills session_pair_day_rollups (migration 1766700000000) from the sessions table
+ * (refillSessionDayRows).
  */
-export async function refillPairDayRollups(
+export const refillPairDayRollups = (q: Queryable, options: RefillOptions): Promise<void> =>
+  refillSessionDayRows(q, options, PAIR_DAY_ROWS);
+
+/**
+ * Re-fills session_combination_path_day_rollups (migration 1768200000000) from the sessions
+ * table (refillSessionDayRows).
+ */
+export const refillCombinationPathDayRollups = (q: Queryable, options: RefillOptions): Promise<void> =>
+  refillSessionDayRows(q, options, COMBINATION_PATH_DAY_ROWS);
+
+interface RefillOptions {
+  dialect: SqlDialect;
+  /** Sessions read per statement. */
+  page?: number;
+}
+
+/**
+ * Re-fills a rollup of sessions by site day from the sessions table, with the deltas
+ * `aggregate` keeps it by (the site's localDayBucket): each site's sessions in order of start,
+ * a page at a time, each site day's rows written once the pages have passed it, so memory holds
+ * about a day of rows.
+ */
+async function refillSessionDayRows<R extends { bucket: Date; sessions: number }>(
   q: Queryable,
-  { dialect, page: pageSize = PAIR_REFILL_PAGE }: { dialect: SqlDialect; page?: number },
+  { dialect, page: pageSize = PAIR_REFILL_PAGE }: RefillOptions,
+  rollup: SessionDayRows<R>,
 ): Promise<void> {
-  await q.query('DELETE FROM session_pair_day_rollups');
+  await q.query(`DELETE FROM ${rollup.table}`);
   const sites = (await q.query('SELECT id, timezone FROM sites ORDER BY id')) as Array<{
     id: number;
     timezone: string;
   }>;
-  const write = async (siteId: number, rows: readonly PairRollupDelta[]) => {
+  const write = async (siteId: number, rows: readonly R[]) => {
     for (let i = 0; i < rows.length; i += PAIR_REFILL_ROWS) {
       const part = rows.slice(i, i + PAIR_REFILL_ROWS);
       await q.query(
-        dialect.upsertAdd(PAIR_ROLLUP.table, ['site_id', ...PAIR_ROLLUP.keys], ['sessions'], part.length, [
+        dialect.upsertAdd(rollup.table, ['site_id', ...rollup.keys], ['sessions'], part.length, [
           'site_id',
-          ...PAIR_ROLLUP.identity,
+          ...rollup.identity,
         ]),
-        part.flatMap((r) => [siteId, ...PAIR_ROLLUP.keyValues(r), r.sessions]),
+        part.flatMap((r) => [siteId, ...rollup.keyValues(r), r.sessions]),
       );
     }
   };
   for (const site of sites) {
     const siteId = Number(site.id);
     const bucketOf = localDayBucket(site.timezone);
-    let held: PairRollupDelta[] = [];
+    let held: R[] = [];
     let after: { started_at: Date; session_id: string } | undefined;
     for (;;) {
       const page = (await q.query(
@@ -405,7 +454,7 @@ export async function refillPairDayRollups(
       )) as Array<RolledUpSession & { session_id: string }>;
       const ended = page.length < pageSize;
       for (const s of page) s.started_at = asDate(s.started_at);
-      const rows = mergePairRows([...held, ...pairRollupDeltas([], page, bucketOf)]);
+      const rows = mergeRows(held.concat(rollup.deltas([], page, bucketOf)), rollup.rowKey);
       if (ended) {
         await write(siteId, rows);
         break;
@@ -423,11 +472,11 @@ export async function refillPairDayRollups(
   }
 }
 
-/** Pair rows with the same key summed into one. */
-function mergePairRows(rows: readonly PairRollupDelta[]): PairRollupDelta[] {
-  const merged = new Map<string, PairRollupDelta>();
+/** Rows with the same key summed into one. */
+function mergeRows<R extends { sessions: number }>(rows: readonly R[], rowKey: (r: R) => string): R[] {
+  const merged = new Map<string, R>();
   for (const r of rows) {
-    const key = pairRowKey(r);
+    const key = rowKey(r);
     const known = merged.get(key);
     if (known) known.sessions += r.sessions;
     else merged.set(key, { ...r });

@@ -5,9 +5,12 @@ import {
   EngagedSession,
   fromMillis,
   localDayBucket,
+  md5,
   PAIR_ROLLUP,
   pairRollupDeltas,
   pathRollupDeltas,
+  COMBINATION_PATH_ROLLUP,
+  combinationPathRollupDeltas,
   RolledUpSession,
   rollupBucket,
   rollupCovers,
@@ -189,6 +192,65 @@ describe(attributeKey.name, () => {
     expect(attributeKey(['a:b', 'c', 'd', 'e', 'f'])).not.toBe(attributeKey(['a', 'b:c', 'd', 'e', 'f']));
     expect(attributeKey(['1:', 'x', '', '', ''])).not.toBe(attributeKey(['1', ':x', '', '', '']));
     expect(attributeKey(['é', '浏', '', '', ''])).toBe('1:é1:浏0:0:0:');
+  });
+});
+
+describe(combinationPathRollupDeltas.name, () => {
+  const nyDay = localDayBucket('America/New_York');
+  const combination = attributeKey(['Search', 'google', 'DE', 'mobile', 'Firefox']);
+
+  it('counts a session under its combination of attributes once for its entry and once for its exit page, in its site day', () => {
+    const deltas = combinationPathRollupDeltas([], [session({ entry_path: '/a', exit_path: '/b' })], nyDay);
+    const day = new Date('2026-03-10T04:00:00.000Z');
+    expect(deltas).toEqual([
+      { bucket: day, dimension: 'entry_path', attributes: combination, path: '/a', sessions: 1 },
+      { bucket: day, dimension: 'exit_path', attributes: combination, path: '/b', sessions: 1 },
+    ]);
+    // Two sessions of one combination, day and page add up; one without pageviews has no row.
+    const two = combinationPathRollupDeltas(
+      [],
+      [session(), session(), session({ entry_path: null, exit_path: null })],
+      nyDay,
+    );
+    expect(two.map((d) => d.sessions)).toEqual([2, 2]);
+  });
+
+  it('nets a re-derived session to its change: another combination, page or day', () => {
+    const before = session();
+    expect(combinationPathRollupDeltas([before], [session()], nyDay)).toEqual([]);
+    const moved = combinationPathRollupDeltas(
+      [before],
+      [session({ device: 'desktop', exit_path: '/b' })],
+      nyDay,
+    );
+    expect(moved).toHaveLength(4);
+    expect(moved.filter((d) => d.attributes === combination).map((d) => d.sessions)).toEqual([-1, -1]);
+    expect(moved.find((d) => d.sessions === 1 && d.dimension === 'exit_path')).toMatchObject({
+      path: '/b',
+      attributes: attributeKey(['Search', 'google', 'DE', 'desktop', 'Firefox']),
+    });
+    // 03:59 UTC on 10 March is still 9 March in New York.
+    const earlier = combinationPathRollupDeltas(
+      [before],
+      [session({ started_at: new Date('2026-03-10T03:59:00.000Z') })],
+      nyDay,
+    );
+    expect(earlier.map((d) => [d.bucket.toISOString(), d.sessions])).toEqual([
+      ['2026-03-10T04:00:00.000Z', -1],
+      ['2026-03-10T04:00:00.000Z', -1],
+      ['2026-03-09T04:00:00.000Z', 1],
+      ['2026-03-09T04:00:00.000Z', 1],
+    ]);
+  });
+
+  it('stores a row under the MD5 of its combination and of its page', () => {
+    const [row] = combinationPathRollupDeltas([], [session({ entry_path: '/a' })], nyDay);
+    expect(COMBINATION_PATH_ROLLUP.keyValues(row)).toEqual([
+      'entry_path',
+      md5(combination),
+      row.bucket,
+      md5('/a'),
+    ]);
   });
 });
 

@@ -311,6 +311,74 @@ export function rollupCovers(range: ReportRange, buckets: readonly Bucket[] = []
 }
 
 /**
+ * One row of the combination path rollup (session_combination_path_day_rollups): the sessions
+ * of a site day with one combination of the five attributes (`attributes`, its attributeKey)
+ * whose entry or exit page is `path`.
+ */
+export interface CombinationPathRollupDelta {
+  bucket: Date;
+  dimension: PathDimension;
+  attributes: string;
+  path: string;
+  sessions: number;
+}
+
+/**
+ * The combination path rollup's changes: per session, a row for its entry and one for its exit
+ * page (none without pageviews) under its combination of attributes, so that the entry and exit
+ * page lists under conditions on several attributes (SPEC §3) read the selected combinations'
+ * rows, not each selected session.
+ */
+export function combinationPathRollupDeltas(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+  bucketOf: (start: Date) => Date,
+): CombinationPathRollupDelta[] {
+  const deltas = new Map<string, CombinationPathRollupDelta>();
+  const add = (s: RolledUpSession, sign: 1 | -1) => {
+    const bucket = bucketOf(s.started_at);
+    const attributes = attributeKey(ROLLUP_DIMENSIONS.map((dim) => s[dim]));
+    for (const dimension of PATH_DIMENSIONS) {
+      const path = s[dimension];
+      if (path === null) continue;
+      const row = { bucket, dimension, attributes, path, sessions: 0 };
+      const key = combinationPathRowKey(row);
+      let d = deltas.get(key);
+      if (!d) {
+        d = row;
+        deltas.set(key, d);
+      }
+      d.sessions += sign;
+    }
+  };
+  before.forEach((s) => add(s, -1));
+  after.forEach((s) => add(s, 1));
+  return [...deltas.values()].filter((d) => d.sessions !== 0);
+}
+
+/** What identifies a combination path row (its table key, with the texts in place of their hashes). */
+export function combinationPathRowKey(r: Omit<CombinationPathRollupDelta, 'sessions'>): string {
+  return `${r.bucket.getTime()}\u0000${r.dimension}\u0000${r.attributes}\u0000${r.path}`;
+}
+
+/**
+ * How a combination path row is stored: keyed by combination before the day (a request reads
+ * its selected combinations' days), the combination and the page by their MD5 (the page's text
+ * is in session_path_day_rollups, under the same hash and day).
+ */
+export const COMBINATION_PATH_ROLLUP = {
+  table: 'session_combination_path_day_rollups',
+  keys: ['dimension', 'attributes_hash', 'bucket', 'path_hash'],
+  identity: ['dimension', 'attributes_hash', 'bucket', 'path_hash'],
+  keyValues: (r: CombinationPathRollupDelta): unknown[] => [
+    r.dimension,
+    md5(r.attributes),
+    r.bucket,
+    md5(r.path),
+  ],
+} as const;
+
+/**
  * What a pair row counts under an attribute's value: another attribute's values, or entry and
  * exit pages; the lists the overview shows (browser is not one: no report reads its rows).
  */

@@ -130,6 +130,21 @@ export const where = {
   },
 
   /**
+   * The combination path rollup's rows of one list for the query: whole site days of the
+   * session start in the range, the combinations of attributes the filters (all on attributes
+   * when decideTable picks the rollup) select, through the key's range of each.
+   */
+  combinationPathRollups(query: StatsQuery, dimension: string, alias = 'c'): Expression<SqlBool> {
+    const selected = query.filters.every((f) => isSessionAttribute(f.dimension))
+      ? combinationSelected(query, alias)
+      : null;
+    if (selected === null) {
+      throw new Error('the combination path rollup can only select sessions by their attributes');
+    }
+    return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'dimension')} = ${sql.lit(dimension)} AND ${selected} AND ${col(alias, 'bucket')} >= ${query.range.startUtc} AND ${col(alias, 'bucket')} < ${query.range.endUtc})`;
+  },
+
+  /**
    * The rows of one goal in goal_rollups (or goal_day_rollups) for the query: whole buckets of
    * the session start in the range.
    */
