@@ -9,37 +9,19 @@
 --   $7 = 2026-04-02T22:00:00.000Z
 --   $8 = 1
 --   $9 = 7
---   $10 = 7
---   $11 = 2026-03-19T23:00:00.000Z
---   $12 = 2026-04-02T22:00:00.000Z
---   $13 = "DE"
---   $14 = "mobile"
+--   $10 = 2026-03-19T23:00:00.000Z
+--   $11 = 2026-04-02T22:00:00.000Z
+--   $12 = 7
+--   $13 = 2026-03-19T23:00:00.000Z
+--   $14 = 2026-04-02T22:00:00.000Z
 --   $15 = 7
 --   $16 = 7
 --   $17 = 2026-03-19T23:00:00.000Z
 --   $18 = 2026-04-02T22:00:00.000Z
 --   $19 = "DE"
 --   $20 = "mobile"
---   $21 = 7
---   $22 = 7
---   $23 = 2026-03-19T23:00:00.000Z
---   $24 = 2026-04-02T22:00:00.000Z
---   $25 = "DE"
---   $26 = "mobile"
---   $27 = 7
---   $28 = 7
---   $29 = 2026-03-19T23:00:00.000Z
---   $30 = 2026-04-02T22:00:00.000Z
---   $31 = "DE"
---   $32 = "mobile"
---   $33 = 7
---   $34 = 2026-03-19T23:00:00.000Z
---   $35 = 2026-04-02T22:00:00.000Z
---   $36 = 7
---   $37 = 2026-03-19T23:00:00.000Z
---   $38 = 2026-04-02T22:00:00.000Z
---   $39 = 10
---   $40 = 10
+--   $21 = 10
+--   $22 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -120,166 +102,6 @@ FROM
             FROM
               (
                 SELECT
-                  'channel' AS `list`,
-                  `a`.`value` AS `value`,
-                  NULL AS `path_hash`,
-                  NULL AS `rep`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                FROM
-                  (
-                    SELECT
-                      `a`.`channel` AS `value`,
-                      COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                    FROM
-                      (
-                        SELECT
-                          *
-                        FROM
-                          session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
-                        WHERE
-                          `a`.`site_id` = ?
-                          AND `a`.`attributes_hash` IN (
-                            X'0123456789abcdef0123456789abcdef',
-                            X'fedcba9876543210fedcba9876543210'
-                          )
-                      ) AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?))
-                          AND NOT (`a`.`device` IN (?))
-                        )
-                      )
-                    GROUP BY
-                      `a`.`channel`
-                  ) AS `a`
-                GROUP BY
-                  `a`.`value`
-                UNION ALL
-                SELECT
-                  'source' AS `list`,
-                  `a`.`value` AS `value`,
-                  NULL AS `path_hash`,
-                  NULL AS `rep`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                FROM
-                  (
-                    SELECT
-                      `a`.`source` AS `value`,
-                      COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                    FROM
-                      (
-                        SELECT
-                          *
-                        FROM
-                          session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
-                        WHERE
-                          `a`.`site_id` = ?
-                          AND `a`.`attributes_hash` IN (
-                            X'0123456789abcdef0123456789abcdef',
-                            X'fedcba9876543210fedcba9876543210'
-                          )
-                      ) AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?))
-                          AND NOT (`a`.`device` IN (?))
-                        )
-                      )
-                    GROUP BY
-                      `a`.`source`
-                  ) AS `a`
-                GROUP BY
-                  `a`.`value`
-                UNION ALL
-                SELECT
-                  'country' AS `list`,
-                  `a`.`value` AS `value`,
-                  NULL AS `path_hash`,
-                  NULL AS `rep`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                FROM
-                  (
-                    SELECT
-                      `a`.`country` AS `value`,
-                      COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                    FROM
-                      (
-                        SELECT
-                          *
-                        FROM
-                          session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
-                        WHERE
-                          `a`.`site_id` = ?
-                          AND `a`.`attributes_hash` IN (
-                            X'0123456789abcdef0123456789abcdef',
-                            X'fedcba9876543210fedcba9876543210'
-                          )
-                      ) AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?))
-                          AND NOT (`a`.`device` IN (?))
-                        )
-                      )
-                    GROUP BY
-                      `a`.`country`
-                  ) AS `a`
-                GROUP BY
-                  `a`.`value`
-                UNION ALL
-                SELECT
-                  'device' AS `list`,
-                  `a`.`value` AS `value`,
-                  NULL AS `path_hash`,
-                  NULL AS `rep`,
-                  COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                FROM
-                  (
-                    SELECT
-                      `a`.`device` AS `value`,
-                      COALESCE(SUM(`a`.`sessions`), 0) AS `sessions`
-                    FROM
-                      (
-                        SELECT
-                          *
-                        FROM
-                          session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
-                        WHERE
-                          `a`.`site_id` = ?
-                          AND `a`.`attributes_hash` IN (
-                            X'0123456789abcdef0123456789abcdef',
-                            X'fedcba9876543210fedcba9876543210'
-                          )
-                      ) AS `a`
-                    WHERE
-                      (
-                        `a`.`site_id` = ?
-                        AND `a`.`bucket` >= ?
-                        AND `a`.`bucket` < ?
-                        AND (
-                          (`a`.`country` IN (?))
-                          AND NOT (`a`.`device` IN (?))
-                        )
-                      )
-                    GROUP BY
-                      `a`.`device`
-                  ) AS `a`
-                GROUP BY
-                  `a`.`value`
-                UNION ALL
-                SELECT
                   'entry_path' AS `list`,
                   NULL AS `value`,
                   `c`.`path_hash`,
@@ -322,6 +144,76 @@ FROM
                   )
                 GROUP BY
                   `c`.`path_hash`
+                UNION ALL
+                SELECT
+                  `k`.`list` AS `list`,
+                  CASE `k`.`list`
+                    WHEN 'channel' THEN `m`.`channel`
+                    WHEN 'source' THEN `m`.`source`
+                    WHEN 'country' THEN `m`.`country`
+                    WHEN 'device' THEN `m`.`device`
+                  END AS `value`,
+                  NULL AS `path_hash`,
+                  NULL AS `rep`,
+                  SUM(`m`.`n`) AS `sessions`
+                FROM
+                  (
+                    SELECT
+                      `a`.`channel` AS `channel`,
+                      `a`.`source` AS `source`,
+                      `a`.`country` AS `country`,
+                      `a`.`device` AS `device`,
+                      COALESCE(SUM(`a`.`sessions`), 0) AS `n`
+                    FROM
+                      (
+                        SELECT
+                          *
+                        FROM
+                          session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
+                        WHERE
+                          `a`.`site_id` = ?
+                          AND `a`.`attributes_hash` IN (
+                            X'0123456789abcdef0123456789abcdef',
+                            X'fedcba9876543210fedcba9876543210'
+                          )
+                      ) AS `a`
+                    WHERE
+                      (
+                        `a`.`site_id` = ?
+                        AND `a`.`bucket` >= ?
+                        AND `a`.`bucket` < ?
+                        AND (
+                          (`a`.`country` IN (?))
+                          AND NOT (`a`.`device` IN (?))
+                        )
+                      )
+                    GROUP BY
+                      `a`.`channel`,
+                      `a`.`source`,
+                      `a`.`country`,
+                      `a`.`device`
+                  ) AS `m`
+                  INNER JOIN (
+                    SELECT
+                      'channel' AS list
+                    UNION ALL
+                    SELECT
+                      'source' AS list
+                    UNION ALL
+                    SELECT
+                      'country' AS list
+                    UNION ALL
+                    SELECT
+                      'device' AS list
+                  ) AS `k` ON TRUE
+                GROUP BY
+                  `k`.`list`,
+                  CASE `k`.`list`
+                    WHEN 'channel' THEN `m`.`channel`
+                    WHEN 'source' THEN `m`.`source`
+                    WHEN 'country' THEN `m`.`country`
+                    WHEN 'device' THEN `m`.`device`
+                  END
               ) AS `g`
           ) AS `c`
         WHERE

@@ -6,6 +6,7 @@ import {
   ReportStatement,
   rollupParts,
   rollupSpanParts,
+  selectsFewCombinations,
   unionAllOf,
   sessionMetrics,
   sessionRollupMetrics,
@@ -93,11 +94,16 @@ export const overviewStatements = {
           decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }),
         ]),
       );
-      // Attribute lists read from the sessions themselves: grouped together below, in one read.
+      // Attribute lists read from the sessions themselves, or from the attribute rollup's rows of
+      // the few combinations a request listed: grouped together below, in one read.
       const rawAttributes = lists.filter(
         (list) => !list.endsWith('_path') && tableOf.get(list)!.kind !== 'rollup',
       );
-      const together = rawAttributes.length > 1 ? rawAttributes : [];
+      const rolledUpAttributes = selectsFewCombinations(query)
+        ? lists.filter((list) => tableOf.get(list)!.rollupTable === 'session_attribute_rollups')
+        : [];
+      const together =
+        rawAttributes.length > 1 ? rawAttributes : rolledUpAttributes.length > 1 ? rolledUpAttributes : [];
       const groups = lists
         .filter((list) => !together.includes(list))
         .map((list): TopListGroup => {
@@ -303,16 +309,40 @@ export const overviewStatements = {
       if (together.length > 0) {
         // The selected sessions read once, by combination of the lists' values, then summed per
         // list: one read of the range's sessions (and of a page or goal condition's test for each)
-        // instead of one per list (at 10M under page==/pricing, 4 × 12.8M index entries).
-        const combinations = d.builder
-          .selectFrom('sessions as s')
-          .select([
-            ...together.map((list) => sql.ref(`s.${list}`).as(list)),
-            sessionMetrics('s').sessions.as('n'),
-          ])
-          .where(where.sessions(query, 's'))
-          .groupBy(together.map((list) => sql.ref(`s.${list}`)))
-          .as('m');
+        // instead of one per list (at 10M under page==/pricing, 4 × 12.8M index entries). From the
+        // attribute rollup, each part (day rows, quarter hours) summed by those values first: at
+        // most a row per listed combination each (LISTED_COMBINATIONS), where one read per list
+        // read each selected combination's rows four times (at 10M under three attribute
+        // conditions, 4 × 2,462 day rows).
+        const combinations =
+          together === rawAttributes
+            ? d.builder
+                .selectFrom('sessions as s')
+                .select([
+                  ...together.map((list) => sql.ref(`s.${list}`).as(list)),
+                  sessionMetrics('s').sessions.as('n'),
+                ])
+                .where(where.sessions(query, 's'))
+                .groupBy(together.map((list) => sql.ref(`s.${list}`)))
+                .as('m')
+            : unionAllOf(
+                rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map((part) =>
+                  d.builder
+                    .selectFrom(
+                      where.attributeRollupPart(
+                        part.query,
+                        part.table,
+                        'a',
+                      ) as 'session_attribute_rollups as a',
+                    )
+                    .select([
+                      ...together.map((list) => sql.ref(`a.${list}`).as(list)),
+                      sessionRollupMetrics('a').sessions.as('n'),
+                    ])
+                    .where(where.sessionAttributeRollups(part.query, 'a'))
+                    .groupBy(together.map((list) => sql.ref(`a.${list}`))),
+                ),
+              ).as('m');
         const names = sql`(${sql.join(
           together.map((list) => sql`SELECT ${sql.lit(list)} AS list`),
           sql` UNION ALL `,
