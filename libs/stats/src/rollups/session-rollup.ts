@@ -135,6 +135,40 @@ function netSessionDeltas<R extends object, S extends RolledUpSession = RolledUp
 }
 
 /**
+ * As netSessionDeltas for a rollup that counts sessions only: `rowsOf` emits each row a session
+ * belongs to (`key` identifies it within the bucket; `row` is new, its `sessions` 0), and rows
+ * whose count nets to zero are left out.
+ */
+function netSessionCounts<R extends { sessions: number }>(
+  before: RolledUpSession[],
+  after: RolledUpSession[],
+  rowsOf: (s: RolledUpSession, bucket: Date, emit: (key: string, row: R) => void) => void,
+  bucketOf: (start: Date) => Date,
+): R[] {
+  const deltas = new Map<string, R>();
+  let sign: 1 | -1 = -1;
+  let at = 0;
+  const emit = (key: string, row: R) => {
+    const full = `${at}\u0000${key}`;
+    let d = deltas.get(full);
+    if (!d) {
+      d = row;
+      deltas.set(full, d);
+    }
+    d.sessions += sign;
+  };
+  const add = (s: RolledUpSession) => {
+    const bucket = bucketOf(s.started_at);
+    at = bucket.getTime();
+    rowsOf(s, bucket, emit);
+  };
+  before.forEach(add);
+  sign = 1;
+  after.forEach(add);
+  return [...deltas.values()].filter((d) => d.sessions !== 0);
+}
+
+/**
  * The session rollup's changes: one row per attribute, keyed by (bucket, attribute, value);
  * `bucketOf` gives the bucket of a session start (15 minutes, or a UTC day for the day rollup).
  */
@@ -280,21 +314,17 @@ export function pathRollupDeltas(
   after: RolledUpSession[],
   bucketOf: (start: Date) => Date = rollupBucket,
 ): PathRollupDelta[] {
-  const deltas = new Map<string, PathRollupDelta>();
-  const add = (s: RolledUpSession, sign: 1 | -1) => {
-    const bucket = bucketOf(s.started_at);
-    for (const dimension of PATH_DIMENSIONS) {
-      const path = s[dimension];
-      if (path === null) continue;
-      const key = `${bucket.getTime()}\u0000${dimension}\u0000${path}`;
-      const d = deltas.get(key) ?? { bucket, dimension, path, sessions: 0 };
-      d.sessions += sign;
-      deltas.set(key, d);
-    }
-  };
-  before.forEach((s) => add(s, -1));
-  after.forEach((s) => add(s, 1));
-  return [...deltas.values()].filter((d) => d.sessions !== 0);
+  return netSessionCounts<PathRollupDelta>(
+    before,
+    after,
+    (s, bucket, emit) => {
+      for (const dimension of PATH_DIMENSIONS) {
+        const path = s[dimension];
+        if (path !== null) emit(`${dimension}\u0000${path}`, { bucket, dimension, path, sessions: 0 });
+      }
+    },
+    bucketOf,
+  );
 }
 
 const onBoundary = (instant: Date) => instant.getTime() % ROLLUP_BUCKET_MS === 0;
@@ -334,26 +364,20 @@ export function combinationPathRollupDeltas(
   after: RolledUpSession[],
   bucketOf: (start: Date) => Date,
 ): CombinationPathRollupDelta[] {
-  const deltas = new Map<string, CombinationPathRollupDelta>();
-  const add = (s: RolledUpSession, sign: 1 | -1) => {
-    const bucket = bucketOf(s.started_at);
-    const attributes = attributeKey(ROLLUP_DIMENSIONS.map((dim) => s[dim]));
-    for (const dimension of PATH_DIMENSIONS) {
-      const path = s[dimension];
-      if (path === null) continue;
-      const row = { bucket, dimension, attributes, path, sessions: 0 };
-      const key = combinationPathRowKey(row);
-      let d = deltas.get(key);
-      if (!d) {
-        d = row;
-        deltas.set(key, d);
+  return netSessionCounts<CombinationPathRollupDelta>(
+    before,
+    after,
+    (s, bucket, emit) => {
+      const attributes = attributeKey(ROLLUP_DIMENSIONS.map((dim) => s[dim]));
+      for (const dimension of PATH_DIMENSIONS) {
+        const path = s[dimension];
+        if (path === null) continue;
+        const row = { bucket, dimension, attributes, path, sessions: 0 };
+        emit(combinationPathRowKey(row), row);
       }
-      d.sessions += sign;
-    }
-  };
-  before.forEach((s) => add(s, -1));
-  after.forEach((s) => add(s, 1));
-  return [...deltas.values()].filter((d) => d.sessions !== 0);
+    },
+    bucketOf,
+  );
 }
 
 /** What identifies a combination path row (its table key, with the texts in place of their hashes). */
@@ -410,29 +434,23 @@ export function pairRollupDeltas(
   after: RolledUpSession[],
   bucketOf: (start: Date) => Date,
 ): PairRollupDelta[] {
-  const deltas = new Map<string, PairRollupDelta>();
-  const add = (s: RolledUpSession, sign: 1 | -1) => {
-    const bucket = bucketOf(s.started_at);
-    for (const attribute of ROLLUP_DIMENSIONS) {
-      const value = s[attribute];
-      for (const dimension of PAIR_DIMENSIONS) {
-        if (dimension === (attribute as string)) continue;
-        const item = s[dimension];
-        if (item === null) continue;
-        const row = { bucket, attribute, value, dimension, item, sessions: 0 };
-        const key = pairRowKey(row);
-        let d = deltas.get(key);
-        if (!d) {
-          d = row;
-          deltas.set(key, d);
+  return netSessionCounts<PairRollupDelta>(
+    before,
+    after,
+    (s, bucket, emit) => {
+      for (const attribute of ROLLUP_DIMENSIONS) {
+        const value = s[attribute];
+        for (const dimension of PAIR_DIMENSIONS) {
+          if (dimension === (attribute as string)) continue;
+          const item = s[dimension];
+          if (item === null) continue;
+          const row = { bucket, attribute, value, dimension, item, sessions: 0 };
+          emit(pairRowKey(row), row);
         }
-        d.sessions += sign;
       }
-    }
-  };
-  before.forEach((s) => add(s, -1));
-  after.forEach((s) => add(s, 1));
-  return [...deltas.values()].filter((d) => d.sessions !== 0);
+    },
+    bucketOf,
+  );
 }
 
 /** What identifies a pair row (its table key, with the item itself in place of its hash). */
