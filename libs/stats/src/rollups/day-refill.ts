@@ -364,9 +364,9 @@ function asDate(value: Date | string): Date {
 }
 
 /** Sessions read per statement by refillSessionDayRows. */
-const PAIR_REFILL_PAGE = 5000;
+const REFILL_PAGE = 5000;
 /** Rows per upsert statement of refillSessionDayRows. */
-const PAIR_REFILL_ROWS = 500;
+const REFILL_ROWS = 500;
 
 /** A rollup of sessions by site day that `aggregate` keeps from each session's row by deltas. */
 interface SessionDayRows<R extends { bucket: Date; sessions: number }> {
@@ -420,7 +420,7 @@ interface RefillOptions {
  */
 async function refillSessionDayRows<R extends { bucket: Date; sessions: number }>(
   q: Queryable,
-  { dialect, page: pageSize = PAIR_REFILL_PAGE }: RefillOptions,
+  { dialect, page: pageSize = REFILL_PAGE }: RefillOptions,
   rollup: SessionDayRows<R>,
 ): Promise<void> {
   await q.query(`DELETE FROM ${rollup.table}`);
@@ -429,8 +429,8 @@ async function refillSessionDayRows<R extends { bucket: Date; sessions: number }
     timezone: string;
   }>;
   const write = async (siteId: number, rows: readonly R[]) => {
-    for (let i = 0; i < rows.length; i += PAIR_REFILL_ROWS) {
-      const part = rows.slice(i, i + PAIR_REFILL_ROWS);
+    for (let i = 0; i < rows.length; i += REFILL_ROWS) {
+      const part = rows.slice(i, i + REFILL_ROWS);
       await q.query(
         dialect.upsertAdd(rollup.table, ['site_id', ...rollup.keys], ['sessions'], part.length, [
           'site_id',
