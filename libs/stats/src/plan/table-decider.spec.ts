@@ -16,6 +16,17 @@ const query = (filters: string): StatsQuery => ({
   range: resolveRange({ from: '2026-03-01', to: '2026-03-31', siteTimezone: 'Asia/Kathmandu', maxDays: 731 }),
   filters: parseFilters(filters),
 });
+/** The same days in UTC: not whole days of the +05:45 site. */
+const inUtcDays = (filters: string): StatsQuery => ({
+  ...query(filters),
+  range: resolveRange({
+    from: '2026-03-01',
+    to: '2026-03-31',
+    timezone: 'UTC',
+    siteTimezone: 'Asia/Kathmandu',
+    maxDays: 731,
+  }),
+});
 const sessions = { metrics: ['sessions', 'bounces'] as const };
 
 describe('decideTable under filters', () => {
@@ -66,17 +77,7 @@ describe('decideTable under filters', () => {
     expect(decideTable(query('channel==Direct'), 'sessions', channels)).toMatchObject({
       rollupTable: 'session_rollups',
     });
-    const utcDays: StatsQuery = {
-      ...query('country==DE'),
-      range: resolveRange({
-        from: '2026-03-01',
-        to: '2026-03-31',
-        timezone: 'UTC',
-        siteTimezone: 'Asia/Kathmandu',
-        maxDays: 731,
-      }),
-    };
-    expect(decideTable(utcDays, 'sessions', channels)).toMatchObject({
+    expect(decideTable(inUtcDays('country==DE'), 'sessions', channels)).toMatchObject({
       rollupTable: 'session_attribute_rollups',
     });
     const buckets = resolveRange({
@@ -142,17 +143,7 @@ describe('decideTable under filters', () => {
         buckets: [{ startUtc }] as never,
       }),
     ).not.toMatchObject(rows);
-    const utcDays: StatsQuery = {
-      ...query('country==DE;device==mobile'),
-      range: resolveRange({
-        from: '2026-03-01',
-        to: '2026-03-31',
-        timezone: 'UTC',
-        siteTimezone: 'Asia/Kathmandu',
-        maxDays: 731,
-      }),
-    };
-    expect(decideTable(utcDays, 'sessions', entryList).kind).toBe('raw');
+    expect(decideTable(inUtcDays('country==DE;device==mobile'), 'sessions', entryList).kind).toBe('raw');
     expect(decideTable(query('country==DE;goal==1'), 'sessions', entryList).kind).toBe('raw');
     // One attribute: the pair rollup.
     expect(decideTable(query('country==DE'), 'sessions', entryList)).toMatchObject({
