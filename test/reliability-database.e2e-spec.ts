@@ -86,6 +86,26 @@ describe('Query time budget (QUERY_TIMEOUT_MS)', () => {
       .set('Authorization', `Bearer ${key}`);
     expect(sites.status).toBe(200);
   });
+
+  // Retrying does not help a popular page's condition: the detail says what to change instead.
+  it.each([
+    ['page==/pricing', /Conditions on page, entry_page, exit_page or goal .*shorter range/],
+    ['country==DE;entry_page==/blog/*', /Conditions on page, entry_page, exit_page or goal/],
+    ['goal!=3', /Conditions on page, entry_page, exit_page or goal/],
+    ['country==DE|FR;device!=mobile', /^The report took longer than its time budget\. Retry later/],
+    ['country==page==x', /^The report took longer than its time budget\. Retry later/],
+    ['', /^The report took longer than its time budget\. Retry later/],
+  ])(
+    'a budget 503 under filters=%j names the costly conditions only when there are some',
+    async (filters, detail) => {
+      const res = await request(app.getHttpServer())
+        .get('/api/v1/test-budget')
+        .query({ filters })
+        .set('Authorization', `Bearer ${key}`);
+      expect(res.status).toBe(503);
+      expect(res.body.detail).toMatch(detail);
+    },
+  );
 });
 
 // Stops, crashes and freezes a private MariaDB server: the embedded engine has no server.
