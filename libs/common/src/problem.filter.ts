@@ -25,7 +25,7 @@ export class ProblemFilter implements ExceptionFilter {
     const res = ctx.getResponse<Response>();
     if (res.headersSent) return;
 
-    const body = this.toProblem(exception, hasSessionByCondition(req));
+    const body = this.toProblem(exception, req);
     body.instance = req.path;
     const headers: Record<string, string> = {};
     if (body.status === Number(HttpStatus.UNAUTHORIZED)) headers['WWW-Authenticate'] = 'Bearer';
@@ -43,7 +43,7 @@ export class ProblemFilter implements ExceptionFilter {
     sendProblem(res, body, headers);
   }
 
-  private toProblem(exception: unknown, bySessionConditions: boolean): ProblemBody {
+  private toProblem(exception: unknown, req: Request): ProblemBody {
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const response = exception.getResponse();
@@ -71,7 +71,7 @@ export class ProblemFilter implements ExceptionFilter {
       this.logger.warn('a query exceeded its time budget');
       return problem(
         HttpStatus.SERVICE_UNAVAILABLE,
-        bySessionConditions
+        hasPerSessionCondition(req)
           ? 'The report took longer than its time budget. Conditions on page, entry_page, exit_page ' +
               'or goal that select many sessions are slow over long ranges: ask for a shorter range.'
           : 'The report took longer than its time budget. Retry later or ask for a shorter range.',
@@ -93,10 +93,10 @@ export class ProblemFilter implements ExceptionFilter {
  * Whether the request's `filters` hold a condition that is not on a session attribute (`page`,
  * `entry_page`, `exit_page`, `goal`): those are read from each session of the range, not from
  * rollups (docs/decisions/filters.md), so at 10M pageviews a popular page's condition outlasts
- * the time budget however often it is retried (BENCHMARKS.md run BG). Only the error's wording
- * depends on it.
+ * the time budget however often it is retried (BENCHMARKS.md run BG). Only the wording of that
+ * error depends on it, and only that error parses the parameter again.
  */
-function hasSessionByCondition(req: Request): boolean {
+function hasPerSessionCondition(req: Request): boolean {
   const filters = req.query?.filters;
   if (typeof filters !== 'string') return false;
   try {
