@@ -1398,7 +1398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1593,7 +1593,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -1959,7 +1959,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2200,7 +2200,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2569,7 +2569,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -2814,7 +2814,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3174,7 +3174,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3411,7 +3411,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3745,7 +3745,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -3962,7 +3962,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4326,7 +4326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4567,7 +4567,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4931,7 +4931,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5172,7 +5172,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5532,7 +5532,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5769,7 +5769,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6132,7 +6132,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetailsDto"];
                 };
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6371,7 +6371,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds (no body: HEAD) */
+            /** @description Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in `detail`: the same request is likely to run out again, a shorter range is what helps (no body: HEAD) */
             503: {
                 headers: {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

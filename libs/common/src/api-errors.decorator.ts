@@ -73,6 +73,8 @@ export const ApiStandardErrors = () =>
     ApiProblemResponse(500, 'An unexpected error (a bug); the body never holds internals'),
     ApiProblemResponse(
       503,
-      'Database unavailable or query over its time budget; retry after `Retry-After` seconds',
+      'Database unavailable or query over its time budget; retry after `Retry-After` seconds. A report ' +
+        'over its budget under a `filters` condition on page, entry_page, exit_page or goal says so in ' +
+        '`detail`: the same request is likely to run out again, a shorter range is what helps',
     ),
   );
