@@ -633,6 +633,17 @@ describe('filters (SPEC §3)', () => {
         expect(rows.map((r) => r.table).filter((t) => t !== 'fc')).toEqual(['s']);
       },
     );
+
+    (TEST_ENGINE === 'sqlite' ? it.skip : it)(
+      'counts the returning visitors from the repeat sessions of the selected combinations alone',
+      async () => {
+        const rows = await plan(engagementStatements.returningVisitors(query()));
+        const sessions = rows.filter((r) => r.table === 's');
+        expect(sessions).toEqual([expect.objectContaining({ key: 'ix_sessions_site_repeat' })]);
+        expect(sessions[0].Extra).toMatch(/Using index/);
+        expect(rows.map((r) => r.table).filter((t) => t !== 'fc')).toEqual(['s']);
+      },
+    );
   });
 
   it('funnel: every step counts only hits of selected sessions', async () => {
@@ -1054,6 +1065,31 @@ describe('filters (SPEC §3)', () => {
         returning: data.returning_visitors.returning_visitors,
       };
     };
+    /**
+     * The returning split's statement where the visitors are estimated by combination (read from
+     * the repeat sessions, migration 1768300000000), run as is, and each session's is_repeat.
+     */
+    const returnersOf = async (siteId: number, filters: string) => {
+      const query: StatsQuery = {
+        site: { id: siteId, timezone: 'UTC', currency: 'USD', trackingMode: 'full' },
+        range: resolveRange({ ...RANGE, siteTimezone: 'UTC', maxDays: 731 }),
+        filters: parseFilters(filters),
+      };
+      const compiled = env.dialect.renderIndexHints(
+        engagementStatements.returningVisitors(query)(env.dialect),
+      );
+      const [row] = await env.ds.query<Array<{ returners: number | string }>>(compiled.sql, [
+        ...compiled.parameters,
+      ]);
+      return Number(row.returners);
+    };
+    const repeatsOf = async (siteId: number) =>
+      (
+        await env.ds.query<Array<{ session_id: string; is_repeat: number | string | null }>>(
+          'SELECT session_id, is_repeat FROM sessions WHERE site_id = ? ORDER BY session_id',
+          [siteId],
+        )
+      ).map((r) => [r.session_id, r.is_repeat === null ? null : Number(r.is_repeat)]);
 
     it("holds the sums of each session of the table above, and its visitor's first session", async () => {
       const zero = { timed: 0, seconds: 0, scroll: [0, 0, 0, 0], firstCopied: true };
@@ -1091,6 +1127,8 @@ describe('filters (SPEC §3)', () => {
         new: 1,
         returning: 0,
       });
+      expect(await returnersOf(late, under)).toBe(0);
+      expect(await repeatsOf(late)).toEqual([['M2', 0]]);
       // A second pageview of M2, and an earlier session of v-M before the range (another
       // country): v-M is returning now, its first session moved to M1's start.
       await imported([
@@ -1108,6 +1146,12 @@ describe('filters (SPEC §3)', () => {
         new: 0,
         returning: 1,
       });
+      // M2 is a repeat visit now, and the statement of the repeat sessions finds v-M returning.
+      expect(await returnersOf(late, under)).toBe(1);
+      expect(await repeatsOf(late)).toEqual([
+        ['M1', 0],
+        ['M2', 1],
+      ]);
       expect(await keptOf(late)).toEqual([
         { session: 'M1', visitor: 'v-M', timed: 0, seconds: 0, scroll: [0, 0, 0, 0], firstCopied: true },
         { session: 'M2', visitor: 'v-M', timed: 2, seconds: 20, scroll: [1, 0, 1, 0], firstCopied: true },
@@ -1122,6 +1166,11 @@ describe('filters (SPEC §3)', () => {
         new: 1,
         returning: 0,
       });
+      expect(await returnersOf(late, under)).toBe(0);
+      expect(await repeatsOf(late)).toEqual([
+        ['M1', 0],
+        ['M2', 0],
+      ]);
       expect(await keptOf(late)).toEqual([
         { session: 'M1', visitor: 'v-M', timed: 0, seconds: 0, scroll: [0, 0, 0, 0], firstCopied: true },
         { session: 'M2', visitor: 'v-N', timed: 2, seconds: 20, scroll: [1, 1, 1, 0], firstCopied: true },

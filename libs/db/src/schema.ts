@@ -66,6 +66,8 @@ export interface SessionsTable {
   scroll_75_100: Count;
   /** Its visitor's first session, as the visitors table holds it (migration 1767800000000). */
   visitor_first_at: Date | null;
+  /** Generated: 1 when visitor_first_at is before its start, its visitor's repeat visit (migration 1768300000000). */
+  is_repeat: ColumnType<number | null, never, never>;
 }
 
 export interface VisitorsTable {

@@ -37,6 +37,8 @@ export const HIT_ORDER = ['ts', 'seq'] as const;
 export const HITS_BY_SESSION = 'ix_hits_site_session';
 /** The sessions of a visitor in order of their start. */
 export const SESSIONS_BY_VISITOR = 'ix_sessions_site_visitor';
+/** Repeat sessions (a visitor's later ones, is_repeat) by site and combination of attributes (migration 1768300000000). */
+export const SESSIONS_BY_REPEAT = 'ix_sessions_site_repeat';
 /** session_attribute_day_rollups by site, combination and day (migration 1767700000000). */
 export const ATTRIBUTE_DAYS_BY_COMBINATION = 'ix_session_attribute_days_combination';
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';

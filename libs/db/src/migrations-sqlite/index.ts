@@ -30,6 +30,7 @@ import { SqliteVisitorCombinationSketches1767900000000 } from './1767900000000-v
 import { SqliteAttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
 import { SqliteSiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
 import { SqliteCombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
+import { SqliteSessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -64,4 +65,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteAttributeRollupEngagement1768000000000,
   SqliteSiteSessionBounds1768100000000,
   SqliteCombinationPathDayRollups1768200000000,
+  SqliteSessionsByRepeat1768300000000,
 ];

@@ -204,6 +204,8 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'scroll_50_74 INTEGER',
       'scroll_75_100 INTEGER',
       'visitor_first_at DATETIME NULL',
+      // Generated from visitor_first_at and started_at (migration 1768300000000).
+      'is_repeat INTEGER NULL',
     ],
     primaryKey: ['site_id', 'session_id'],
     withoutRowid: true,
@@ -227,6 +229,14 @@ const EXPECTED: Record<string, ExpectedTable> = {
         'scroll_25_49',
         'scroll_50_74',
         'scroll_75_100',
+      ),
+      ix_sessions_site_repeat: index(
+        'is_repeat',
+        'site_id',
+        'attributes_hash',
+        'started_at',
+        'visitor_first_at',
+        'visitor_id',
       ),
     },
     foreignKeys: [],

@@ -39,6 +39,7 @@ import { VisitorCombinationSketches1767900000000 } from './1767900000000-visitor
 import { AttributeRollupEngagement1768000000000 } from './1768000000000-attribute-rollup-engagement';
 import { SiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
 import { CombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
+import { SessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -82,4 +83,5 @@ export const MIGRATIONS = [
   AttributeRollupEngagement1768000000000,
   SiteSessionBounds1768100000000,
   CombinationPathDayRollups1768200000000,
+  SessionsByRepeat1768300000000,
 ];
