@@ -5,6 +5,10 @@ import { Connection, createConnection } from 'mysql2/promise';
  * One connection of its own to one server, for health checks: not one of the pool's, which
  * may all be busy under load. Every statement has a short timeout; a failed one drops the
  * connection, and the next call connects again.
+ *
+ * The timeout is the server's, not the process's: a request that holds the event loop longer
+ * than it (a large answer serialized, a CPU profile) does not make a server that answered in
+ * time look down, which would answer the next requests 503 until the next check (withinTimeout).
  */
 export class ServerProbe {
   private connection: Connection | undefined;
@@ -31,7 +35,7 @@ export class ServerProbe {
       this.connection = connection;
     }
     try {
-      const [rows] = await this.connection.query({ sql, timeout: this.timeoutMs });
+      const [rows] = await withinTimeout(this.connection.query(sql), this.timeoutMs);
       return rows as Row[];
     } catch (error) {
       this.close();
@@ -53,4 +57,39 @@ export class ServerProbe {
 /** Where a server listens, without credentials: for logs, metrics and health answers. */
 export function serverName(location: DatabaseLocation): string {
   return `${location.host}:${location.port}`;
+}
+
+/** The error of a statement the server did not answer in time (a connection-level failure). */
+export class ProbeTimeoutError extends Error {
+  readonly code = 'PROTOCOL_SEQUENCE_TIMEOUT';
+
+  constructor(timeoutMs: number) {
+    super(`the server did not answer within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * `work`, or a ProbeTimeoutError once `timeoutMs` have passed without its answer. A timer that
+ * fires late (the event loop was held) runs before the I/O that arrived meanwhile is read: the
+ * verdict waits for that read (setImmediate runs after the poll phase), so only an answer that
+ * has not arrived counts as late. The caller drops the connection of a late answer.
+ */
+export function withinTimeout<T>(work: Promise<T>, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const settle = (done: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      done();
+    };
+    const timer = setTimeout(
+      () => setImmediate(() => settle(() => reject(new ProbeTimeoutError(timeoutMs)))),
+      timeoutMs,
+    );
+    work.then(
+      (value) => settle(() => resolve(value)),
+      (error: Error) => settle(() => reject(error)),
+    );
+  });
 }
