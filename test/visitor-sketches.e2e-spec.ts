@@ -74,10 +74,6 @@ describe('Visitor sketches', () => {
       REPORT_CACHE_MB: '0',
       RATE_LIMIT_PER_MINUTE: '100000',
       VISITORS_EXACT_UP_TO: '0',
-      // The suite's own checks (every stored sketch decoded and compared) and `aggregate` run in
-      // the app's process: at the default 500 ms a health ping whose answer waited behind them
-      // timed out, and the next request was answered 503. This suite tests no outage.
-      DB_CONNECT_TIMEOUT_MS: '10000',
     });
   }, 120_000);
 

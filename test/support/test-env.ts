@@ -183,13 +183,24 @@ export class TestEnv {
     return sql`${this.dialect.decimalText(sql.ref(column), scale)}`.compile(this.dialect.builder).sql;
   }
 
-  /** The configuration the app under test reads; logs only errors unless TEST_LOG_LEVEL says otherwise. */
+  /**
+   * The configuration the app under test reads; logs only errors unless TEST_LOG_LEVEL says
+   * otherwise.
+   *
+   * The app under test shares this process's event loop with the suite: a test's own work (the
+   * contract check of every response after each test, a fixture's import) can hold it for more
+   * than the default 500 ms DB_CONNECT_TIMEOUT_MS, and a health ping or a new pooled connection
+   * timed out behind it. The monitor then answered the next request 503 (CI, once each in the
+   * sketch and auth suites). No in-process suite tests an outage (those run the API as a process
+   * of its own, reliability-database), so the app here waits 10 s unless a suite says otherwise.
+   */
   config(overrides: NodeJS.ProcessEnv = {}): AppConfig {
     return loadConfig({
       ...process.env,
       ...this.databaseEnv(true),
       ALLOW_PRIVILEGED_DB_USER: undefined,
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'error',
+      DB_CONNECT_TIMEOUT_MS: '10000',
       ...overrides,
     });
   }
