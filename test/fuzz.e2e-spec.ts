@@ -570,5 +570,7 @@ describe('Fuzzing every documented route (fast-check)', () => {
           `${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
       );
     }
-  }, 120_000);
+    // A guard against a hang, not a speed target: on a host busy with other work the 5000
+    // requests took longer than 120 s (3,998 had been sent beside a 10M import).
+  }, 600_000);
 });
