@@ -18,6 +18,8 @@ import { sql } from 'kysely';
 import { createHash } from 'node:crypto';
 import { SESSION_ENGAGEMENT_COLUMNS } from '@app/stats/sql/session-engagement';
 import { TEST_ENGINE, TestEnv } from './support/test-env';
+import { sharedStatements } from '@app/stats/stats.repository';
+import { LISTED_COMBINATIONS } from '@app/stats/sql/session-filter';
 
 /**
  * SPEC §3 Filters on every report, with numbers worked out by hand. A UTC site; the range is
@@ -1022,6 +1024,74 @@ describe('filters (SPEC §3)', () => {
       expect(await combinationsOf(site)).toHaveLength(8);
       // The reports read them as before.
       expect((await overview('country==DE|FR;device==mobile')).data.sessions).toBe(1);
+    });
+
+    it("lists the combinations a condition on the country or the source selects from that attribute's index (migration 1768400000000)", async () => {
+      const own = await env.site({ members: [user] });
+      // 480 combinations: 40 countries × 4 channels × 3 devices, a source for each country and channel.
+      const combinations: Array<Record<(typeof ROLLUP_DIMENSIONS)[number], string> & { hash: Buffer }> = [];
+      for (let c = 0; c < 40; c++) {
+        for (const [j, channel] of ['Direct', 'Email', 'Social', 'Referral'].entries()) {
+          for (const device of ['desktop', 'mobile', 'tablet']) {
+            const values = {
+              channel,
+              source: `s${(c + j) % 40}`,
+              country: `C${c}`,
+              device,
+              browser: 'Firefox',
+            };
+            const key = attributeKey(ROLLUP_DIMENSIONS.map((a) => values[a]));
+            combinations.push({ ...values, hash: createHash('md5').update(key, 'utf8').digest() });
+          }
+        }
+      }
+      const columns = ['site_id', 'attributes_hash', ...ROLLUP_DIMENSIONS];
+      await env.ds.query(
+        `INSERT INTO attribute_combinations (${columns.join(', ')}) VALUES ${combinations
+          .map(() => `(${columns.map(() => '?').join(', ')})`)
+          .join(', ')}`,
+        combinations.flatMap((r) => [own, r.hash, ...ROLLUP_DIMENSIONS.map((a) => r[a])]),
+      );
+      const statement = (filters: string) =>
+        env.dialect.renderIndexHints(
+          sharedStatements.selectedCombinations(
+            { site: { id: own }, filters: parseFilters(filters) },
+            LISTED_COMBINATIONS,
+          )(env.dialect),
+        );
+      const cases = [
+        {
+          filters: 'country==C7;device!=mobile;channel==Direct|Email',
+          index: 'ix_attribute_combinations_country',
+          selects: (r: (typeof combinations)[number]) =>
+            r.country === 'C7' && r.device !== 'mobile' && ['Direct', 'Email'].includes(r.channel),
+        },
+        {
+          filters: 'source==s3;device==mobile',
+          index: 'ix_attribute_combinations_source',
+          selects: (r: (typeof combinations)[number]) => r.source === 's3' && r.device === 'mobile',
+        },
+      ];
+      for (const { filters, selects } of cases) {
+        const compiled = statement(filters);
+        const rows = await env.ds.query<Array<{ k: string }>>(compiled.sql, [...compiled.parameters]);
+        const expected = combinations.filter(selects).map((r) => r.hash.toString('hex'));
+        expect(expected.length).toBeGreaterThan(1);
+        expect(rows.map((r) => String(r.k).toLowerCase()).sort()).toEqual(expected.sort());
+      }
+      // MariaDB's plan: the named values' entries of the index alone, not every combination of the
+      // site. (SQLite's planner may take either; the lists above are the same on both engines.)
+      if (TEST_ENGINE === 'sqlite') return;
+      await env.ds.query('ANALYZE TABLE attribute_combinations');
+      for (const { filters, index } of cases) {
+        const compiled = statement(filters);
+        const plan = await env.ds.query<Array<{ key: string | null; Extra: string }>>(
+          `EXPLAIN ${compiled.sql}`,
+          [...compiled.parameters],
+        );
+        expect(plan).toEqual([expect.objectContaining({ key: index })]);
+        expect(plan[0].Extra).toMatch(/Using index/);
+      }
     });
   });
 

@@ -31,6 +31,7 @@ import { SqliteAttributeRollupEngagement1768000000000 } from './1768000000000-at
 import { SqliteSiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
 import { SqliteCombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
 import { SqliteSessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
+import { SqliteCombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -66,4 +67,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSiteSessionBounds1768100000000,
   SqliteCombinationPathDayRollups1768200000000,
   SqliteSessionsByRepeat1768300000000,
+  SqliteCombinationsByAttribute1768400000000,
 ];

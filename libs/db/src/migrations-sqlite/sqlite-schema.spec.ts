@@ -544,7 +544,10 @@ const EXPECTED: Record<string, ExpectedTable> = {
     ],
     primaryKey: ['site_id', 'attributes_hash'],
     withoutRowid: true,
-    indexes: {},
+    indexes: {
+      ix_attribute_combinations_country: index('site_id', 'country', 'channel', 'device'),
+      ix_attribute_combinations_source: index('site_id', 'source', 'channel', 'device'),
+    },
     foreignKeys: [],
   },
   goal_attribute_rollups: {

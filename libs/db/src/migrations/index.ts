@@ -40,6 +40,7 @@ import { AttributeRollupEngagement1768000000000 } from './1768000000000-attribut
 import { SiteSessionBounds1768100000000 } from './1768100000000-site-session-bounds';
 import { CombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
 import { SessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
+import { CombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -84,4 +85,5 @@ export const MIGRATIONS = [
   SiteSessionBounds1768100000000,
   CombinationPathDayRollups1768200000000,
   SessionsByRepeat1768300000000,
+  CombinationsByAttribute1768400000000,
 ];
