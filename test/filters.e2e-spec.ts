@@ -1026,7 +1026,7 @@ describe('filters (SPEC §3)', () => {
       expect((await overview('country==DE|FR;device==mobile')).data.sessions).toBe(1);
     });
 
-    it("lists the combinations a condition on the country or the source selects from that attribute's index (migration 1768400000000)", async () => {
+    it("lists the combinations a condition on the country, the source or the channel selects from that attribute's index (migration 1768400000000)", async () => {
       const own = await env.site({ members: [user] });
       // 480 combinations: 40 countries × 4 channels × 3 devices, a source for each country and channel.
       const combinations: Array<Record<(typeof ROLLUP_DIMENSIONS)[number], string> & { hash: Buffer }> = [];
@@ -1070,6 +1070,11 @@ describe('filters (SPEC §3)', () => {
           filters: 'source==s3;device==mobile',
           index: 'ix_attribute_combinations_source',
           selects: (r: (typeof combinations)[number]) => r.source === 's3' && r.device === 'mobile',
+        },
+        {
+          filters: 'channel==Email;device!=tablet',
+          index: 'ix_attribute_combinations_channel',
+          selects: (r: (typeof combinations)[number]) => r.channel === 'Email' && r.device !== 'tablet',
         },
       ];
       for (const { filters, selects } of cases) {

@@ -547,6 +547,7 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {
       ix_attribute_combinations_country: index('site_id', 'country', 'channel', 'device'),
       ix_attribute_combinations_source: index('site_id', 'source', 'channel', 'device'),
+      ix_attribute_combinations_channel: index('site_id', 'channel', 'device', 'browser'),
     },
     foreignKeys: [],
   },
