@@ -427,7 +427,8 @@ export class StatsRepository {
     const dimension = byCombination ? 'combination' : (soleAttributeOf(query.filters) ?? '');
     for (const row of stored) {
       const bucket = row.bucket instanceof Date ? row.bucket.getTime() : row.bucket;
-      const rowKey = `${query.site.id}\u0000${row.grain}\u0000${bucket}\u0000${dimension}\u0000${row.value}`;
+      const rowKey = () =>
+        `${query.site.id}\u0000${row.grain}\u0000${bucket}\u0000${dimension}\u0000${row.value}`;
       this.inflatedSketches.mergeHex(sketch, rowKey, row.registers);
     }
     for (const row of edges) sketch.add(row.visitor_id);

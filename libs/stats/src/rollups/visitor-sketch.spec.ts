@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import {
   hourOf,
@@ -18,6 +19,21 @@ const relativeError = (estimate: number, exact: number) => Math.abs(estimate / e
 const utc = (text: string) => Date.parse(`${text}Z`);
 
 describe('VisitorSketch', () => {
+  it('places an id by the first 64 bits of its MD5: 16 bits of register, then one plus the leading zeros of 48', () => {
+    // The MD5 digest read as a number, apart from how position() reads it; over 100k ids, some
+    // of whose digests have a zero byte (or two) after the register index.
+    const reference = (id: string) => {
+      const bits = createHash('md5').update(id, 'utf8').digest().readBigUInt64BE(0);
+      const rest = bits & ((1n << 48n) - 1n);
+      const rank = rest === 0n ? 49 : 48 - rest.toString(2).length + 1;
+      return Number(bits >> 48n) * 256 + rank;
+    };
+    const all = [...ids(100_000, 'position'), 'é-ü-✓', ''];
+    const positions = all.map((id) => VisitorSketch.position(id));
+    expect(all.filter((id, i) => positions[i] !== reference(id))).toEqual([]);
+    expect(positions.filter((p) => (p & 0xff) > 8).length).toBeGreaterThan(100);
+  });
+
   it('estimates 0 for no id, and counts a handful of ids exactly', () => {
     expect(new VisitorSketch().estimate()).toBe(0);
     for (const n of [1, 2, 3, 10, 50]) expect(Math.round(sketchOf(ids(n, 'few')).estimate())).toBe(n);
@@ -153,28 +169,41 @@ describe('InflatedSketches', () => {
     for (const stored of [dense, sparse]) {
       for (let round = 0; round < 2; round++) {
         const s = into();
-        memo.mergeHex(s, 'day 1', hex(stored));
+        memo.mergeHex(s, () => 'day 1', hex(stored));
         expect(s.registers).toEqual(merged(base, stored).registers);
       }
     }
   });
 
+  it('merges a sparse sketch from its text in either case (HEX() writes upper case), without its row key', () => {
+    const memo = new InflatedSketches(2 ** 20);
+    const noKey = () => {
+      throw new Error('a sparse sketch is not kept');
+    };
+    for (const text of [hex(sparse), hex(sparse).toUpperCase()]) {
+      const s = into();
+      memo.mergeHex(s, noKey, text);
+      expect(s.registers).toEqual(merged(base, sparse).registers);
+    }
+    expect(() => memo.mergeHex(into(), noKey, `${hex(sparse)}00`)).toThrow('3 bytes a register');
+  });
+
   it('serves a row only while its stored text is the same: a row that changed is read again', () => {
     const memo = new InflatedSketches(2 ** 20);
     const later = merged(dense, sketchOf(ids(20_000, 'late hits')));
-    memo.mergeHex(into(), 'day 1', hex(dense));
+    memo.mergeHex(into(), () => 'day 1', hex(dense));
     const s = into();
-    memo.mergeHex(s, 'day 1', hex(later));
+    memo.mergeHex(s, () => 'day 1', hex(later));
     expect(s.registers).toEqual(merged(base, later).registers);
   });
 
   it('leaves the sketches it keeps as they were', () => {
     const memo = new InflatedSketches(2 ** 20);
     const first = into();
-    memo.mergeHex(first, 'day 1', hex(dense));
-    memo.mergeHex(into(), 'day 1', hex(dense));
+    memo.mergeHex(first, () => 'day 1', hex(dense));
+    memo.mergeHex(into(), () => 'day 1', hex(dense));
     const s = new VisitorSketch();
-    memo.mergeHex(s, 'day 1', hex(dense));
+    memo.mergeHex(s, () => 'day 1', hex(dense));
     expect(s.registers).toEqual(dense.registers);
   });
 
@@ -187,7 +216,7 @@ describe('InflatedSketches', () => {
         ['day 2', other],
       ] as const) {
         const s = into();
-        memo.mergeHex(s, row, hex(stored));
+        memo.mergeHex(s, () => row, hex(stored));
         expect(s.registers).toEqual(merged(base, stored).registers);
       }
     }
