@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { SESSION_ENGAGEMENT_COLUMNS } from '@app/stats/sql/session-engagement';
 import { TEST_ENGINE, TestEnv } from './support/test-env';
 import { sharedStatements } from '@app/stats/stats.repository';
+import { sketchCover } from '@app/stats/rollups/visitor-sketch';
 import { LISTED_COMBINATIONS } from '@app/stats/sql/session-filter';
 
 /**
@@ -615,7 +616,7 @@ describe('filters (SPEC §3)', () => {
         // of the attribute rollup (by key, or the day rows' index by combination).
         const rolledUp = rows.filter((r) => r.table === 'a');
         expect(rolledUp).toHaveLength(1);
-        expect(['PRIMARY', 'ix_session_attribute_days_combination']).toContain(rolledUp[0].key);
+        expect(rolledUp[0].key).toBe('PRIMARY');
         for (const read of hits) {
           expect(read).toEqual(expect.objectContaining({ key: 'ix_hits_site_session' }));
           expect(read.Extra).toMatch(/Using index/);
@@ -972,7 +973,7 @@ describe('filters (SPEC §3)', () => {
 
     // SQLite's planner reports no covering use in the same form; the statements are the same.
     (TEST_ENGINE === 'sqlite' ? it.skip : it)(
-      "reads the selected sessions' entry pages from the combination path rows (whole site days) or the combinations' index alone, and the day rows by combination",
+      "reads the selected sessions' entry pages from the combination path rows (whole site days) or the combinations' index alone, and the day rows and day sketches by combination",
       async () => {
         // As a request reads it: the two selected combinations listed (StatsQueryParser).
         const parse = (timezone?: string) =>
@@ -988,10 +989,9 @@ describe('filters (SPEC §3)', () => {
           const compiled = env.dialect.renderIndexHints(
             overviewStatements.topLists(q, 10, lists)(env.dialect),
           );
-          return env.ds.query<Array<{ table: string; key: string | null; Extra: string }>>(
-            `EXPLAIN ${compiled.sql}`,
-            [...compiled.parameters],
-          );
+          return env.ds.query<
+            Array<{ table: string; key: string | null; key_len: string | null; Extra: string }>
+          >(`EXPLAIN ${compiled.sql}`, [...compiled.parameters]);
         };
         // Whole site days: the selected combinations' rows of session_combination_path_day_rollups.
         const wholeDays = await explain(['entry_path']);
@@ -1005,10 +1005,22 @@ describe('filters (SPEC §3)', () => {
         );
         expect(sessions).toEqual([expect.objectContaining({ key: 'ix_sessions_site_combination' })]);
         expect(sessions[0].Extra).toMatch(/Using index/);
+        // The attribute rollup's rows in key order: the day rows a range of the primary key (site,
+        // combination, day) per selected combination (a key longer than the site and a time),
+        // the quarter hours around them by (site, time).
+        type Read = { table: string; key: string | null; key_len: string | null };
+        const combinationRange = (r: Read) => r.key === 'PRIMARY' && Number(r.key_len) >= 4 + 16;
         for (const lists of [['country'], ['channel', 'source', 'country', 'device']] as const) {
-          const days = (await explain(lists)).filter((r) => r.table === 'a' && r.key !== 'PRIMARY');
-          expect(days.map((r) => r.key)).toContain('ix_session_attribute_days_combination');
+          const reads = (await explain(lists)).filter((r) => r.table === 'a');
+          expect(reads.map((r) => r.key)).toEqual(reads.map(() => 'PRIMARY'));
+          expect(reads.some(combinationRange)).toBe(true);
         }
+        // The day sketches of the selected combinations, a range of the primary key each too.
+        const cover = sketchCover(query.range.startUtc.getTime(), query.range.endUtc.getTime());
+        const sketches = sharedStatements.combinationSketches(query, cover.days!)(env.dialect);
+        const sketchReads = await env.ds.query<Read[]>(`EXPLAIN ${sketches.sql}`, [...sketches.parameters]);
+        expect(sketchReads).toEqual([expect.objectContaining({ table: 'c', key: 'PRIMARY' })]);
+        expect(combinationRange(sketchReads[0])).toBe(true);
       },
     );
 

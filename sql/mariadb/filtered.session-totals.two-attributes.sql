@@ -21,7 +21,7 @@ FROM
         SELECT
           *
         FROM
-          session_attribute_day_rollups a FORCE INDEX (ix_session_attribute_days_combination)
+          session_attribute_day_rollups a
         WHERE
           `a`.`site_id` = ?
           AND `a`.`attributes_hash` IN (

@@ -126,6 +126,8 @@ export interface SqlDialect {
    * one (another site's aggregation, an import queueing sessions) and holds them all up in turn.
    */
   deleteByPrimaryKey(table: string): string;
+  /** `DELETE … FROM table` (then `WHERE`) that finds its rows through `index`, as deleteByPrimaryKey. */
+  deleteWithIndex(table: string, index: string): string;
   /**
    * `table [alias]` (in a FROM or a join) read through its primary key whatever the statistics
    * say. For a read of many keys OR-ed (each a prefix of the key) in a backfill, when the
@@ -342,6 +344,10 @@ class MysqlFamilyDialect implements SqlDialect {
   deleteByPrimaryKey(table: string): string {
     // A single-table DELETE takes no index hint; the multi-table form does.
     return `DELETE ${table} FROM ${table} FORCE INDEX (PRIMARY)`;
+  }
+
+  deleteWithIndex(table: string, index: string): string {
+    return `DELETE ${table} FROM ${table} FORCE INDEX (${index})`;
   }
 
   tableByPrimaryKey(table: string, alias?: string): string {

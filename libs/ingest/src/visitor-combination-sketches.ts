@@ -1,4 +1,5 @@
 import { SqlDialect } from '@app/db';
+import { COMBINATION_SKETCHES_BY_DAY } from '@app/stats/definitions';
 import { DAY_MS, dayOf, SparseVisitorSketch, VisitorSketch } from '@app/stats/rollups/visitor-sketch';
 import { sql } from 'kysely';
 import { EntityManager } from 'typeorm';
@@ -70,7 +71,7 @@ export async function rebuildCombinationDays(
     entry.sketch.set(VisitorSketch.position(s.visitor_id));
   }
   await em.query(
-    `${d.deleteByPrimaryKey('visitor_combination_sketches')} WHERE ${days.map(() => '(site_id = ? AND bucket = ?)').join(' OR ')}`,
+    `${d.deleteWithIndex('visitor_combination_sketches', COMBINATION_SKETCHES_BY_DAY)} WHERE ${days.map(() => '(site_id = ? AND bucket = ?)').join(' OR ')}`,
     days.flatMap((g) => [g.siteId, new Date(g.day)]),
   );
   await writeSketches(em, [...sketches.values()]);

@@ -39,8 +39,15 @@ export const HITS_BY_SESSION = 'ix_hits_site_session';
 export const SESSIONS_BY_VISITOR = 'ix_sessions_site_visitor';
 /** Repeat sessions (a visitor's later ones, is_repeat) by site and combination of attributes (migration 1768300000000). */
 export const SESSIONS_BY_REPEAT = 'ix_sessions_site_repeat';
-/** session_attribute_day_rollups by site, combination and day (migration 1767700000000). */
+/**
+ * session_attribute_day_rollups by site, combination and day (migration 1767700000000), until
+ * migration 1768500000000 made that order the table's primary key.
+ */
 export const ATTRIBUTE_DAYS_BY_COMBINATION = 'ix_session_attribute_days_combination';
+/** session_attribute_day_rollups by site and day (migration 1768500000000). */
+export const ATTRIBUTE_DAYS_BY_DAY = 'ix_session_attribute_days_bucket';
+/** visitor_combination_sketches by site and day (migration 1768500000000): a day's, rebuilt by `aggregate`. */
+export const COMBINATION_SKETCHES_BY_DAY = 'ix_visitor_combination_sketches_bucket';
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
 /**
  * A site's hits by type and time: realtime's newest pageviews and events and the raw edges of

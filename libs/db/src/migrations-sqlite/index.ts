@@ -32,6 +32,7 @@ import { SqliteSiteSessionBounds1768100000000 } from './1768100000000-site-sessi
 import { SqliteCombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
 import { SqliteSessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
 import { SqliteCombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
+import { SqliteCombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -68,4 +69,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteCombinationPathDayRollups1768200000000,
   SqliteSessionsByRepeat1768300000000,
   SqliteCombinationsByAttribute1768400000000,
+  SqliteCombinationFirstDays1768500000000,
 ];

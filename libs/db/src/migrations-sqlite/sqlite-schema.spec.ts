@@ -371,10 +371,10 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'scroll_50_74 INTEGER',
       'scroll_75_100 INTEGER',
     ],
-    primaryKey: ['site_id', 'bucket', 'attributes_hash'],
+    primaryKey: ['site_id', 'attributes_hash', 'bucket'],
     withoutRowid: true,
     indexes: {
-      ix_session_attribute_days_combination: index('site_id', 'attributes_hash', 'bucket'),
+      ix_session_attribute_days_bucket: index('site_id', 'bucket'),
     },
     foreignKeys: [],
   },
@@ -401,10 +401,10 @@ const EXPECTED: Record<string, ExpectedTable> = {
   },
   visitor_combination_sketches: {
     columns: ['site_id INTEGER', 'bucket DATETIME', 'attributes_hash BLOB', 'registers BLOB'],
-    primaryKey: ['site_id', 'bucket', 'attributes_hash'],
+    primaryKey: ['site_id', 'attributes_hash', 'bucket'],
     withoutRowid: true,
     indexes: {
-      ix_visitor_combination_sketches_combination: index('site_id', 'attributes_hash', 'bucket'),
+      ix_visitor_combination_sketches_bucket: index('site_id', 'bucket'),
     },
     foreignKeys: [],
   },

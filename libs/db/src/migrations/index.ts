@@ -41,6 +41,7 @@ import { SiteSessionBounds1768100000000 } from './1768100000000-site-session-bou
 import { CombinationPathDayRollups1768200000000 } from './1768200000000-combination-path-day-rollups';
 import { SessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
 import { CombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
+import { CombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -86,4 +87,5 @@ export const MIGRATIONS = [
   CombinationPathDayRollups1768200000000,
   SessionsByRepeat1768300000000,
   CombinationsByAttribute1768400000000,
+  CombinationFirstDays1768500000000,
 ];
