@@ -1005,22 +1005,41 @@ describe('filters (SPEC §3)', () => {
         );
         expect(sessions).toEqual([expect.objectContaining({ key: 'ix_sessions_site_combination' })]);
         expect(sessions[0].Extra).toMatch(/Using index/);
-        // The attribute rollup's rows in key order: the day rows a range of the primary key (site,
-        // combination, day) per selected combination (a key longer than the site and a time),
-        // the quarter hours around them by (site, time).
-        type Read = { table: string; key: string | null; key_len: string | null };
-        const combinationRange = (r: Read) => r.key === 'PRIMARY' && Number(r.key_len) >= 4 + 16;
+        // The attribute rollup's day rows and the day sketches of the selected combinations, each
+        // a range of the primary key (site, combination, day) per combination: the key parts a
+        // read uses, from MariaDB's JSON plan, the combination's before the day's.
+        type Read = { table_name: string; key?: string; used_key_parts?: string[] };
+        const readsOf = async (compiled: { sql: string; parameters: readonly unknown[] }, table: string) => {
+          const [row] = await env.ds.query<Array<Record<string, string>>>(
+            `EXPLAIN FORMAT=JSON ${compiled.sql}`,
+            [...compiled.parameters],
+          );
+          const reads: Read[] = [];
+          const walk = (node: unknown): void => {
+            if (Array.isArray(node)) return node.forEach(walk);
+            if (node === null || typeof node !== 'object') return;
+            if ((node as Read).table_name === table) reads.push(node as Read);
+            Object.values(node).forEach(walk);
+          };
+          walk(JSON.parse(Object.values(row)[0]));
+          return reads;
+        };
+        const byCombination = (r: Read) =>
+          r.key === 'PRIMARY' && r.used_key_parts?.slice(0, 2).join() === 'site_id,attributes_hash';
         for (const lists of [['country'], ['channel', 'source', 'country', 'device']] as const) {
-          const reads = (await explain(lists)).filter((r) => r.table === 'a');
-          expect(reads.map((r) => r.key)).toEqual(reads.map(() => 'PRIMARY'));
-          expect(reads.some(combinationRange)).toBe(true);
+          const reads = await readsOf(
+            env.dialect.renderIndexHints(overviewStatements.topLists(query, 10, lists)(env.dialect)),
+            'a',
+          );
+          expect(reads.some(byCombination)).toBe(true);
         }
-        // The day sketches of the selected combinations, a range of the primary key each too.
         const cover = sketchCover(query.range.startUtc.getTime(), query.range.endUtc.getTime());
-        const sketches = sharedStatements.combinationSketches(query, cover.days!)(env.dialect);
-        const sketchReads = await env.ds.query<Read[]>(`EXPLAIN ${sketches.sql}`, [...sketches.parameters]);
-        expect(sketchReads).toEqual([expect.objectContaining({ table: 'c', key: 'PRIMARY' })]);
-        expect(combinationRange(sketchReads[0])).toBe(true);
+        const sketchReads = await readsOf(
+          sharedStatements.combinationSketches(query, cover.days!)(env.dialect),
+          'c',
+        );
+        expect(sketchReads).toHaveLength(1);
+        expect(byCombination(sketchReads[0])).toBe(true);
       },
     );
 
