@@ -31,8 +31,8 @@ export class VisitorSketch {
 
   /**
    * Where an id lands: its register index × 256 + its rank (hash once, set in several sketches).
-   * The digest is read as 'binary' (latin1) text, one character per byte: a Buffer per id cost ~3× the
-   * time in allocation and garbage collection (BENCHMARKS.md run BJ).
+   * The digest is read as 'binary' (latin1) text, one character per byte: a Buffer per id cost
+   * ~3× the time in allocation and garbage collection (BENCHMARKS.md run BJ).
    */
   static position(visitorId: string): number {
     const h = hash('md5', visitorId, 'binary');
