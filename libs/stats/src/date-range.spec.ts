@@ -4,6 +4,8 @@ import {
   comparisonRange,
   isValidTimeZone,
   localDate,
+  localDayNumber,
+  localDayNumberStart,
   localDayStart,
   nextLocalDayStart,
   todayIn,
@@ -289,6 +291,36 @@ describe(comparisonRange.name, () => {
 });
 
 describe(buckets.name, () => {
+  it("gives the same list asked again, as objects of the caller's own", () => {
+    const range = rangeOf('2026-10-25', '2026-11-07', 'America/New_York');
+    for (const interval of ['hour', 'day', 'week', 'month'] as const) {
+      const first = buckets(range, interval);
+      const expected = first.map((b) => [b.label, b.startUtc.getTime(), b.endUtc.getTime()]);
+      // A caller that changes what it got changes no later answer.
+      first[0].label = 'changed';
+      first[0].startUtc.setTime(0);
+      first.pop();
+
+      const again = buckets(range, interval);
+
+      expect(again.map((b) => [b.label, b.startUtc.getTime(), b.endUtc.getTime()])).toEqual(expected);
+      expectContiguous(range, again);
+    }
+  });
+
+  it('gives a range with the same dates but other bounds buckets of its own bounds', () => {
+    const range = rangeOf('2026-11-01', '2026-11-02', 'America/New_York');
+    const whole = buckets(range, 'hour');
+    // The second day only, as a rollup part of the range is (its dates kept, its bounds its own).
+    const part = { ...range, startUtc: new Date('2026-11-02T05:00:00Z') };
+
+    const list = buckets(part, 'hour');
+
+    expect(whole).toHaveLength(49);
+    expect(list).toHaveLength(24);
+    expectContiguous(part, list);
+  });
+
   it('gives 25 hour buckets on the New York fall-back day, repeating 01:00 with both offsets', () => {
     const range = rangeOf('2026-11-01', '2026-11-01', 'America/New_York');
 
@@ -511,6 +543,30 @@ describe(todayIn.name, () => {
 
   it('refuses an unknown zone as localDate does', () => {
     expect(() => todayIn('Mars/Olympus_Mons')).toThrow(RangeError400);
+  });
+});
+
+describe(localDayNumber.name, () => {
+  it('numbers each site day once and starts each number at its day start, asked again too', () => {
+    for (const zone of ['America/New_York', 'America/Havana', 'Asia/Kathmandu', 'Pacific/Apia']) {
+      for (let round = 0; round < 2; round++) {
+        let previous: number | undefined;
+        for (
+          let t = Date.parse('2026-10-30T00:00:00Z');
+          t < Date.parse('2026-11-04T00:00:00Z');
+          t += HOUR_MS
+        ) {
+          const at = new Date(t);
+          const day = localDayNumber(at, zone);
+          const start = localDayNumberStart(day, zone);
+          expect(start).toEqual(localDayStart(at, zone));
+          if (previous !== undefined) expect([previous, previous + 1]).toContain(day);
+          previous = day;
+          // A caller that changes the Date it got changes no later answer.
+          start.setTime(0);
+        }
+      }
+    }
   });
 });
 
