@@ -153,6 +153,29 @@ describe('conditions on attributes as combinations (combinationSelected)', () =>
     expect(combinationSelected({ ...scope, tables: 'raw' }, 's')).toBeNull();
   });
 
+  it('writes a listed set once for every statement of the request, each list its own', () => {
+    const combinations = ['01'.repeat(16), 'ab'.repeat(16)];
+    const scope: SessionScope = {
+      site: { id: 7 },
+      filters: [on('country', '==', 'DE'), on('device', '!=', 'mobile')],
+      combinations,
+    };
+    const first = combinationSelected(scope, 's');
+    const second = combinationSelected({ ...scope }, 'a');
+    expect(rendered(second)).toContain(
+      `\`a\`.\`attributes_hash\` IN (X'${'01'.repeat(16)}', X'${'ab'.repeat(16)}')`,
+    );
+    expect(rendered(first)).toContain(
+      `\`s\`.\`attributes_hash\` IN (X'${'01'.repeat(16)}', X'${'ab'.repeat(16)}')`,
+    );
+    // Another request's list, even of the same text, is written from its own hashes.
+    const other = combinationSelected({ ...scope, combinations: ['cd'.repeat(16)] }, 's');
+    expect(rendered(other)).toContain(`IN (X'${'cd'.repeat(16)}')`);
+    expect(() => combinationSelected({ ...scope, combinations: [...combinations, 'zz'] }, 's')).toThrow(
+      /not a 16-byte hash in hex: zz/,
+    );
+  });
+
   it('lists combinations only for conditions on two attributes or more', () => {
     const several = (filters: StatsFilter[]) => conditionsOnSeveralAttributes({ site: { id: 7 }, filters });
     expect(several([on('country', '==', 'DE'), on('device', '==', 'mobile')])).toBe(true);

@@ -156,7 +156,7 @@ export function combinationSelected(scope: SessionScope, s: string): RawBuilder<
   if (scope.combinations !== undefined) {
     return scope.combinations.length === 0
       ? sql<SqlBool>`(1 = 0)`
-      : sql<SqlBool>`${col(s, 'attributes_hash')} IN (${sql.join(scope.combinations.map(hashLiteral))})`;
+      : sql<SqlBool>`${col(s, 'attributes_hash')} IN (${hashLiterals(scope.combinations)})`;
   }
   return sql<SqlBool>`${col(s, 'attributes_hash')} IN (SELECT fc.attributes_hash FROM attribute_combinations fc WHERE ${selected})`;
 }
@@ -171,13 +171,25 @@ export function conditionsOnSeveralAttributes(scope: SessionScope): boolean {
   return new Set(attributeConditions(scope).map((f) => f.dimension)).size >= 2;
 }
 
+/** The list of hashes as SQL, by the list a request holds (StatsQuery.combinations). */
+const HASH_LITERALS = new WeakMap<readonly string[], RawBuilder<unknown>>();
+
 /**
- * A 16-byte hash as a literal (`X'…'`, the same on both engines): the SQLite read pool's
- * children take no binary parameters. Only hex text is written into the SQL.
+ * The 16-byte hashes as a list of literals (`X'…', X'…'`, the same on both engines): the SQLite
+ * read pool's children take no binary parameters. Only hex text is written into the SQL. Written
+ * once per list: every statement of a request names the same list, and at a few thousand
+ * combinations a node and a pattern test per hash per statement cost the API ~50 ms of CPU a
+ * request at 1M (BENCHMARKS.md run BK).
  */
-function hashLiteral(hex: string): RawBuilder<unknown> {
-  if (!/^[0-9a-f]{32}$/i.test(hex)) throw new Error(`not a 16-byte hash in hex: ${hex}`);
-  return sql.raw(`X'${hex}'`);
+function hashLiterals(hexes: readonly string[]): RawBuilder<unknown> {
+  let list = HASH_LITERALS.get(hexes);
+  if (list === undefined) {
+    const bad = hexes.find((hex) => !/^[0-9a-f]{32}$/i.test(hex));
+    if (bad !== undefined) throw new Error(`not a 16-byte hash in hex: ${bad}`);
+    list = sql.raw(hexes.map((hex) => `X'${hex}'`).join(', '));
+    HASH_LITERALS.set(hexes, list);
+  }
+  return list;
 }
 
 /**
