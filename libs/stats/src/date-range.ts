@@ -106,14 +106,19 @@ const NEXT_LOCAL_DAY_STARTS = new LRUCache<string, number>({ max: MEMO_ENTRIES }
 const LOCAL_DAY_NUMBERS = new LRUCache<string, number>({ max: MEMO_ENTRIES });
 const DAY_NUMBER_STARTS = new LRUCache<string, number>({ max: MEMO_ENTRIES });
 
+/** `compute()` through `memo`. */
+function rememberedNumber(memo: LRUCache<string, number>, key: string, compute: () => number): number {
+  let value = memo.get(key);
+  if (value === undefined) {
+    value = compute();
+    memo.set(key, value);
+  }
+  return value;
+}
+
 /** `compute()` through `memo`, as a Date of its own (a caller may change the Date it gets). */
 function remembered(memo: LRUCache<string, number>, key: string, compute: () => Date): Date {
-  let ms = memo.get(key);
-  if (ms === undefined) {
-    ms = compute().getTime();
-    memo.set(key, ms);
-  }
-  return new Date(ms);
+  return new Date(rememberedNumber(memo, key, () => compute().getTime()));
 }
 
 /**
@@ -339,14 +344,10 @@ export function nextLocalDayStart(instant: Date, zone: string): Date {
 
 /** The local calendar date of the site day holding `instant` (localDayStart), as days since 1970-01-01. */
 export function localDayNumber(instant: Date, zone: string): number {
-  const key = `${zone}\u0000${instant.getTime()}`;
-  let day = LOCAL_DAY_NUMBERS.get(key);
-  if (day === undefined) {
+  return rememberedNumber(LOCAL_DAY_NUMBERS, `${zone}\u0000${instant.getTime()}`, () => {
     const local = DateTime.fromJSDate(localDayStart(instant, zone), { zone: ianaZone(zone) });
-    day = Math.round(Date.UTC(local.year, local.month - 1, local.day) / 86_400_000);
-    LOCAL_DAY_NUMBERS.set(key, day);
-  }
-  return day;
+    return Math.round(Date.UTC(local.year, local.month - 1, local.day) / 86_400_000);
+  });
 }
 
 /** The first instant of the local day numbered `day` (localDayNumber): localDayStart of its noon. */
