@@ -20,7 +20,11 @@ import { format } from 'sql-formatter';
 import { breakdownStatements } from '../apps/api/src/analytics/breakdown.queries';
 import { engagementStatements } from '../apps/api/src/analytics/engagement.queries';
 import { funnelStatements } from '../apps/api/src/analytics/funnel.queries';
-import { overviewStatements, TOP_LIST_STATEMENTS } from '../apps/api/src/analytics/overview.queries';
+import {
+  listParts,
+  overviewStatements,
+  TOP_LIST_STATEMENTS,
+} from '../apps/api/src/analytics/overview.queries';
 import { realtimeStatements } from '../apps/api/src/analytics/realtime.queries';
 import { conversionsStatements } from '../apps/api/src/conversions/conversions.queries';
 import { ecommerceStatements } from '../apps/api/src/ecommerce/ecommerce.queries';
@@ -90,6 +94,22 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'overview.top-lists': overviewStatements.topLists(query, 10, TOP_LIST_STATEMENTS[0]),
   'overview.top-lists.entry-path': overviewStatements.topLists(query, 10, TOP_LIST_STATEMENTS[1]),
   'overview.top-lists.raw': overviewStatements.topLists(raw, 10),
+  // Each day's and block's top rows of two lists, then their candidates' totals (OverviewQueries.listsFromTopRows).
+  'overview.part-top-rows': overviewStatements.partTopRows(
+    query,
+    ['source', 'entry_path'],
+    listParts(query)!,
+    20,
+  ),
+  'overview.candidate-totals': overviewStatements.candidateTotals(
+    query,
+    new Map([
+      ['source', ['google', 'bing']],
+      ['entry_path', ['0123456789abcdef0123456789abcdef']],
+    ]),
+    listParts(query)!,
+    10,
+  ),
   'filtered.session-totals.by-country': sharedStatements.sessionTotals(byCountry, ['sessions', 'bounces']),
   'filtered.session-totals.two-attributes': sharedStatements.sessionTotals(twoAttributes, [
     'sessions',

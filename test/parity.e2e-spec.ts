@@ -1,9 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
-import { SiteContext, StatsQuery, StatsQueryParser } from '@app/stats';
+import { ReportDb, SiteContext, StatsQuery, StatsQueryParser } from '@app/stats';
 import request from 'supertest';
 import { BreakdownService } from '../apps/api/src/analytics/breakdown.service';
 import { EngagementService } from '../apps/api/src/analytics/engagement.service';
 import { FunnelService } from '../apps/api/src/analytics/funnel.service';
+import { OverviewQueries, overviewStatements, TopListRow } from '../apps/api/src/analytics/overview.queries';
 import { OverviewService } from '../apps/api/src/analytics/overview.service';
 import { ConversionsService } from '../apps/api/src/conversions/conversions.service';
 import { EcommerceService } from '../apps/api/src/ecommerce/ecommerce.service';
@@ -211,6 +212,44 @@ describe('Rollup path = raw path (parity)', () => {
       }
     },
   );
+
+  /**
+   * The overview's unfiltered lists from each bucket's top rows (OverviewQueries.listsFromTopRows):
+   * with few rows read a bucket, a list is settled only when the values left out cannot reach its
+   * top `limit`, and then it is the list read whole; topLists' answer always is. Over the zones,
+   * ranges, limits and rows below, lists are both settled with values left out (a bound above 0)
+   * and left to the statement that reads them whole.
+   */
+  it("unfiltered top lists from each bucket's top rows equal the lists read whole", async () => {
+    const byList = (rows: TopListRow[]) =>
+      [...rows].sort((a, b) => (a.list < b.list ? -1 : a.list > b.list ? 1 : 0));
+    let settledFromCut = 0;
+    let leftToStatement = 0;
+    for (const site of sites) {
+      for (const range of [RANGES[0], { from: '2026-03-02', to: '2026-03-29' }]) {
+        const query = await app.get(StatsQueryParser).parse(site, range);
+        for (const limit of [1, 2, 3]) {
+          const whole = (await app.get(ReportDb).run(overviewStatements.topLists(query, limit))).map((r) => ({
+            list: r.list,
+            value: r.value,
+            sessions: Number(r.sessions),
+          }));
+          expect(whole.length).toBeGreaterThan(0);
+          for (const rows of [1, 2, 3, 20]) {
+            const settled = await app.get(OverviewQueries).listsFromTopRows(query, limit, rows);
+            for (const [list, { top, bound }] of settled) {
+              expect(top).toEqual(whole.filter((r) => r.list === list));
+              if (bound > 0) settledFromCut++;
+            }
+            leftToStatement += 6 - settled.size;
+          }
+          expect(byList(await app.get(OverviewQueries).topLists(query, limit))).toEqual(byList(whole));
+        }
+      }
+    }
+    expect(settledFromCut).toBeGreaterThan(0);
+    expect(leftToStatement).toBeGreaterThan(0);
+  });
 
   it.each(ZONES.map((zone, i) => [zone, i]))(
     'breakdown-timeseries agrees for every metric, dimension and interval (%s)',

@@ -48,6 +48,29 @@ export const ATTRIBUTE_DAYS_BY_COMBINATION = 'ix_session_attribute_days_combinat
 export const ATTRIBUTE_DAYS_BY_DAY = 'ix_session_attribute_days_bucket';
 /** visitor_combination_sketches by site and day (migration 1768500000000): a day's, rebuilt by `aggregate`. */
 export const COMBINATION_SKETCHES_BY_DAY = 'ix_visitor_combination_sketches_bucket';
+/**
+ * The unfiltered session and entry/exit page rollups by site, list and day (or span and block),
+ * then sessions (migration 1768600000000): a day's or a block's values with the most sessions
+ * first, which the overview's unfiltered lists read the top rows of (overviewStatements.partTopRows).
+ */
+export const TOP_ROWS_INDEXES = {
+  session_day_rollups: {
+    name: 'ix_session_days_top',
+    columns: ['site_id', 'dimension', 'bucket', 'sessions'],
+  },
+  session_span_rollups: {
+    name: 'ix_session_spans_top',
+    columns: ['site_id', 'dimension', 'span', 'bucket', 'sessions'],
+  },
+  session_path_day_rollups: {
+    name: 'ix_session_path_days_top',
+    columns: ['site_id', 'dimension', 'bucket', 'sessions'],
+  },
+  session_path_span_rollups: {
+    name: 'ix_session_path_spans_top',
+    columns: ['site_id', 'dimension', 'span', 'bucket', 'sessions'],
+  },
+} as const;
 export const HITS_BY_VISITOR = 'ix_hits_site_visitor';
 /**
  * A site's hits by type and time: realtime's newest pageviews and events and the raw edges of

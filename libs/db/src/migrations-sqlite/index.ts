@@ -33,6 +33,7 @@ import { SqliteCombinationPathDayRollups1768200000000 } from './1768200000000-co
 import { SqliteSessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
 import { SqliteCombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
 import { SqliteCombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
+import { SqliteTopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -70,4 +71,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionsByRepeat1768300000000,
   SqliteCombinationsByAttribute1768400000000,
   SqliteCombinationFirstDays1768500000000,
+  SqliteTopRowsBySessions1768600000000,
 ];

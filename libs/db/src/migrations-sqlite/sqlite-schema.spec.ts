@@ -442,7 +442,9 @@ const EXPECTED: Record<string, ExpectedTable> = {
     ],
     primaryKey: ['site_id', 'dimension', 'bucket', 'value'],
     withoutRowid: true,
-    indexes: {},
+    indexes: {
+      ix_session_days_top: index('site_id', 'dimension', 'bucket', 'sessions'),
+    },
     foreignKeys: [],
   },
   session_pair_day_rollups: {
@@ -487,7 +489,9 @@ const EXPECTED: Record<string, ExpectedTable> = {
     ],
     primaryKey: ['site_id', 'dimension', 'span', 'bucket', 'path_hash'],
     withoutRowid: true,
-    indexes: {},
+    indexes: {
+      ix_session_path_spans_top: index('site_id', 'dimension', 'span', 'bucket', 'sessions'),
+    },
     foreignKeys: [],
   },
   session_span_rollups: {
@@ -501,7 +505,9 @@ const EXPECTED: Record<string, ExpectedTable> = {
     ],
     primaryKey: ['site_id', 'dimension', 'span', 'bucket', 'value'],
     withoutRowid: true,
-    indexes: {},
+    indexes: {
+      ix_session_spans_top: index('site_id', 'dimension', 'span', 'bucket', 'sessions'),
+    },
     foreignKeys: [],
   },
   session_path_day_rollups: {
@@ -515,7 +521,9 @@ const EXPECTED: Record<string, ExpectedTable> = {
     ],
     primaryKey: ['site_id', 'dimension', 'bucket', 'path_hash'],
     withoutRowid: true,
-    indexes: {},
+    indexes: {
+      ix_session_path_days_top: index('site_id', 'dimension', 'bucket', 'sessions'),
+    },
     foreignKeys: [],
   },
   visitor_first_rollups: {

@@ -42,6 +42,7 @@ import { CombinationPathDayRollups1768200000000 } from './1768200000000-combinat
 import { SessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repeat';
 import { CombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
 import { CombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
+import { TopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -88,4 +89,5 @@ export const MIGRATIONS = [
   SessionsByRepeat1768300000000,
   CombinationsByAttribute1768400000000,
   CombinationFirstDays1768500000000,
+  TopRowsBySessions1768600000000,
 ];

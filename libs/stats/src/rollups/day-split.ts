@@ -180,3 +180,17 @@ export function rollupSpanParts<T extends string>(
     }));
   });
 }
+
+/**
+ * The buckets of a day or span part of rollupSpanParts (not of its quarter-hour parts): each
+ * site day of a day part, each block's first day of a span part, as the rows' `bucket` holds them.
+ */
+export function partBuckets(part: RollupSpanPart<string>, zone: string): Date[] {
+  const { startUtc, endUtc } = part.query.range;
+  const step = part.span > 0 ? part.span : 1;
+  const buckets: Date[] = [];
+  for (let day = localDayNumber(startUtc, zone), end = localDayNumber(endUtc, zone); day < end; day += step) {
+    buckets.push(localDayNumberStart(day, zone));
+  }
+  return buckets;
+}

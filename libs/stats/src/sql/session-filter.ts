@@ -188,7 +188,7 @@ const HASH_LITERALS = new WeakMap<readonly string[], RawBuilder<unknown>>();
  * combinations a node and a pattern test per hash per statement cost the API ~50 ms of CPU a
  * request at 1M (BENCHMARKS.md run BK).
  */
-function hashLiterals(hexes: readonly string[]): RawBuilder<unknown> {
+export function hashLiterals(hexes: readonly string[]): RawBuilder<unknown> {
   let list = HASH_LITERALS.get(hexes);
   if (list === undefined) {
     const bad = hexes.find((hex) => !/^[0-9a-f]{32}$/i.test(hex));
