@@ -108,7 +108,6 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
       ['entry_path', ['0123456789abcdef0123456789abcdef']],
     ]),
     listParts(query)!,
-    10,
   ),
   'filtered.session-totals.by-country': sharedStatements.sessionTotals(byCountry, ['sessions', 'bounces']),
   'filtered.session-totals.two-attributes': sharedStatements.sessionTotals(twoAttributes, [

@@ -35,13 +35,14 @@ FROM
       0 AS part,
       r.value AS value,
       NULL AS path_hash,
+      r.value AS name,
       r.sessions
     FROM
       session_span_rollups r FORCE INDEX (ix_session_spans_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'source'
-      AND r.span = ?
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'source'
+      AND `r`.`span` = ?
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -58,13 +59,14 @@ FROM
       1 AS part,
       r.value AS value,
       NULL AS path_hash,
+      r.value AS name,
       r.sessions
     FROM
       session_span_rollups r FORCE INDEX (ix_session_spans_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'source'
-      AND r.span = ?
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'source'
+      AND `r`.`span` = ?
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -81,13 +83,14 @@ FROM
       2 AS part,
       r.value AS value,
       NULL AS path_hash,
+      r.value AS name,
       r.sessions
     FROM
       session_span_rollups r FORCE INDEX (ix_session_spans_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'source'
-      AND r.span = ?
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'source'
+      AND `r`.`span` = ?
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -104,12 +107,13 @@ FROM
       3 AS part,
       r.value AS value,
       NULL AS path_hash,
+      r.value AS name,
       r.sessions
     FROM
       session_day_rollups r FORCE INDEX (ix_session_days_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'source'
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'source'
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -126,12 +130,13 @@ FROM
       4 AS part,
       r.value AS value,
       NULL AS path_hash,
+      r.value AS name,
       r.sessions
     FROM
       session_day_rollups r FORCE INDEX (ix_session_days_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'source'
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'source'
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -148,13 +153,14 @@ FROM
       5 AS part,
       NULL AS value,
       HEX(r.path_hash) AS path_hash,
+      r.path AS name,
       r.sessions
     FROM
       session_path_span_rollups r FORCE INDEX (ix_session_path_spans_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'entry_path'
-      AND r.span = ?
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'entry_path'
+      AND `r`.`span` = ?
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -171,13 +177,14 @@ FROM
       6 AS part,
       NULL AS value,
       HEX(r.path_hash) AS path_hash,
+      r.path AS name,
       r.sessions
     FROM
       session_path_span_rollups r FORCE INDEX (ix_session_path_spans_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'entry_path'
-      AND r.span = ?
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'entry_path'
+      AND `r`.`span` = ?
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -194,13 +201,14 @@ FROM
       7 AS part,
       NULL AS value,
       HEX(r.path_hash) AS path_hash,
+      r.path AS name,
       r.sessions
     FROM
       session_path_span_rollups r FORCE INDEX (ix_session_path_spans_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'entry_path'
-      AND r.span = ?
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'entry_path'
+      AND `r`.`span` = ?
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -217,12 +225,13 @@ FROM
       8 AS part,
       NULL AS value,
       HEX(r.path_hash) AS path_hash,
+      r.path AS name,
       r.sessions
     FROM
       session_path_day_rollups r FORCE INDEX (ix_session_path_days_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'entry_path'
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'entry_path'
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC
@@ -239,12 +248,13 @@ FROM
       9 AS part,
       NULL AS value,
       HEX(r.path_hash) AS path_hash,
+      r.path AS name,
       r.sessions
     FROM
       session_path_day_rollups r FORCE INDEX (ix_session_path_days_top)
     WHERE
-      r.site_id = ?
-      AND r.dimension = 'entry_path'
+      `r`.`site_id` = ?
+      AND `r`.`dimension` = 'entry_path'
       AND r.bucket = ?
     ORDER BY
       r.sessions DESC

@@ -74,6 +74,15 @@ export const TOP_LIST_STATEMENTS: ReadonlyArray<readonly TopList[]> = [
 export const topRowsPerBucket = (limit: number) => Math.max(2 * limit, 20);
 
 /**
+ * The longest lists listsFromTopRows settles: its candidates grow with the limit, and each is
+ * looked up in every bucket. At 10M pageviews over 29 days, in turn with the statement that
+ * reads the lists whole (p50): `limit` 5 41–44 against 48–53 ms, 10 46–53 against 58–63, 20
+ * even (60–62) for 7–11 ms more of the API's CPU; at 1M, 50 and 100 were slower (BENCHMARKS.md
+ * run BL).
+ */
+export const TOP_ROWS_UP_TO_LIMIT = 10;
+
+/**
  * The most sessions a value that no bucket's top rows held can have: in each bucket that gave
  * `rows` rows, at most the last one's; none in a bucket that gave fewer (all its values were read).
  */
@@ -126,9 +135,9 @@ function listTable(list: TopList, span: number): keyof typeof TOP_ROWS_INDEXES {
 }
 
 /** `list`'s rows (alias `r`) of one grain: the site, the list, the span when a block's. */
-function listRows(query: StatsQuery, list: TopList, span: number): RawBuilder<SqlBool> {
-  const ofSpan = span > 0 ? sql` AND r.span = ${span}` : sql``;
-  return sql<SqlBool>`r.site_id = ${query.site.id} AND r.dimension = ${sql.lit(list)}${ofSpan}`;
+function listRows(query: StatsQuery, list: TopList, span: number, r = 'r'): RawBuilder<SqlBool> {
+  const ofSpan = span > 0 ? sql` AND ${sql.ref(`${r}.span`)} = ${span}` : sql``;
+  return sql<SqlBool>`${sql.ref(`${r}.site_id`)} = ${query.site.id} AND ${sql.ref(`${r}.dimension`)} = ${sql.lit(list)}${ofSpan}`;
 }
 
 /** A row of partTopRows: a bucket's (`part`) value or page hash, and its sessions. */
@@ -137,6 +146,8 @@ interface PartTopRow {
   part: number;
   value: string | null;
   path_hash: string | null;
+  /** The value, or the page's path. */
+  name: string;
   sessions: number | string;
 }
 
@@ -148,6 +159,9 @@ const keyColumns = (list: TopList) =>
   isPathList(list)
     ? sql`NULL AS value, HEX(r.path_hash) AS path_hash`
     : sql`r.value AS value, NULL AS path_hash`;
+
+/** binary order (SPEC: values compare as stored, utf8mb4_nopad_bin and SQLite's BINARY): by UTF-8 bytes. */
+const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 export const overviewStatements = {
   /**
@@ -168,7 +182,7 @@ export const overviewStatements = {
           buckets.map((bucket) => {
             const table = listTable(list, span);
             const n = part++;
-            return sql`SELECT * FROM (SELECT ${sql.lit(list)} AS list, ${sql.lit(n)} AS part, ${keyColumns(list)}, r.sessions
+            return sql`SELECT * FROM (SELECT ${sql.lit(list)} AS list, ${sql.lit(n)} AS part, ${keyColumns(list)}, ${isPathList(list) ? sql`r.path` : sql`r.value`} AS name, r.sessions
     FROM ${sql.raw(d.tableWithIndex(table, 'r', TOP_ROWS_INDEXES[table].name))}
     WHERE ${listRows(query, list, span)} AND r.bucket = ${bucket}
     ORDER BY r.sessions DESC LIMIT ${sql.lit(rows)}) ${sql.ref(`b${n}`)}`;
@@ -185,71 +199,48 @@ UNION ALL `,
 
   /**
    * Each list's candidates (attribute values, or page hashes in hex; at least one) summed over
-   * every bucket of `parts`, each bucket's row read by key, and the top `limit` of each list by
-   * sessions desc then value asc (binary order), ranked and named as topLists ranks and names them.
+   * every bucket of `parts`, each bucket's row read by key: a row per candidate, its key as
+   * partTopRows gives it. The ranking and the pages' names are listsFromTopRows'.
    */
   candidateTotals(
     query: StatsQuery,
     candidates: ReadonlyMap<TopList, readonly string[]>,
     parts: ReadonlyArray<{ span: number; buckets: Date[] }>,
-    limit: number,
-  ): ReportStatement<{ list: TopList; value: string; sessions: number | string }> {
+  ): ReportStatement<{
+    list: TopList;
+    value: string | null;
+    path_hash: string | null;
+    sessions: number | string;
+  }> {
     return (d) => {
-      const listed = [...candidates].filter(([, keys]) => keys.length > 0);
-      const arms = listed.flatMap(([list, keys]) =>
-        parts.map(({ span, buckets }) => {
+      // A bucket to an arm: `bucket IN (…)` with the candidates' `IN (…)` left MariaDB to read
+      // every row of the list when the lists grew (limit 100 at 1M: 252k rows, 296 ms).
+      const arms = [...candidates]
+        .filter(([, keys]) => keys.length > 0)
+        .flatMap(([list, keys]) => {
           const among = isPathList(list)
             ? sql`r.path_hash IN (${hashLiterals(keys)})`
             : sql`r.value IN (${sql.join(keys)})`;
-          const key = isPathList(list) ? sql`NULL AS value, r.path_hash` : sql`r.value, NULL AS path_hash`;
-          return sql`SELECT ${sql.lit(list)} AS list, ${key}, r.sessions
+          return parts.flatMap(({ span, buckets }) =>
+            buckets.map(
+              (bucket) => sql`SELECT ${sql.lit(list)} AS list, ${keyColumns(list)}, r.sessions
     FROM ${sql.raw(listTable(list, span))} r
-    WHERE ${listRows(query, list, span)} AND r.bucket IN (${sql.join(buckets)}) AND ${among}`;
-        }),
-      );
-      // A page is named, once it may make the top `limit` by sessions, by one of the range's day
-      // rows of it, as topLists names it: its text stays out of the rows summed.
-      const pathLists = listed.map(([list]) => list).filter(isPathList);
-      const named =
-        pathLists.length === 0
-          ? sql`c.value`
-          : sql`COALESCE(c.value, CASE c.list ${sql.join(
-              pathLists.map(
-                (list) =>
-                  sql`WHEN ${sql.lit(list)} THEN (${d.builder
-                    .selectFrom('session_path_day_rollups as n')
-                    .select('n.path')
-                    .where(where.sessionPathRollups(query, list, 'n'))
-                    .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${sql.ref('c.path_hash')}`)
-                    .limit(1)})`,
-              ),
-              sql` `,
-            )} END)`;
+    WHERE ${listRows(query, list, span)} AND r.bucket = ${bucket} AND ${among}`,
+            ),
+          );
+        });
       return sql<{
         list: TopList;
-        value: string;
+        value: string | null;
+        path_hash: string | null;
         sessions: number | string;
-      }>`SELECT t.list, t.value, t.sessions FROM (
-  SELECT k.list, k.value, k.sessions,
-    ROW_NUMBER() OVER (PARTITION BY k.list ORDER BY k.sessions DESC, k.value ASC) AS pos
-  FROM (
-    SELECT c.list, ${named} AS value, c.sessions
-    FROM (
-      SELECT g.list, g.value, g.path_hash, g.sessions, RANK() OVER (PARTITION BY g.list ORDER BY g.sessions DESC) AS by_sessions
-      FROM (
-        SELECT u.list, u.value, u.path_hash, SUM(u.sessions) AS sessions
-        FROM (${sql.join(
-          arms,
-          sql`
-        UNION ALL `,
-        )}) u
-        GROUP BY u.list, u.value, u.path_hash
-      ) g
-    ) c
-    WHERE c.by_sessions <= ${sql.lit(limit)}
-  ) k
-) t WHERE t.pos <= ${sql.lit(limit)}
-ORDER BY t.list, t.sessions DESC, t.value ASC`.compile(d.builder);
+      }>`SELECT u.list, u.value, u.path_hash, SUM(u.sessions) AS sessions
+FROM (${sql.join(
+        arms,
+        sql`
+UNION ALL `,
+      )}) u
+GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
     };
   },
 
@@ -655,34 +646,43 @@ export class OverviewQueries {
     rows = topRowsPerBucket(limit),
   ): Promise<Map<TopList, { top: TopListRow[]; bound: number }>> {
     const settled = new Map<TopList, { top: TopListRow[]; bound: number }>();
-    if (query.filters.length > 0 || query.tables === 'raw') return settled;
+    if (query.filters.length > 0 || query.tables === 'raw' || limit > TOP_ROWS_UP_TO_LIMIT) return settled;
     const lists = TOP_LISTS.filter(
       (list) => decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }).kind === 'rollup',
     );
     const parts = lists.length === 0 ? null : listParts(query);
     if (parts === null) return settled;
     const tops = await this.db.run(overviewStatements.partTopRows(query, lists, parts, rows));
-    const found = new Map<TopList, { keys: Set<string>; parts: Map<number, { rows: number; last: number }> }>(
-      lists.map((list) => [list, { keys: new Set(), parts: new Map() }]),
-    );
+    const found = new Map<
+      TopList,
+      { names: Map<string, string>; parts: Map<number, { rows: number; last: number }> }
+    >(lists.map((list) => [list, { names: new Map(), parts: new Map() }]));
     for (const row of tops) {
       const of = found.get(row.list)!;
-      of.keys.add(row.path_hash ?? (row.value as string));
+      of.names.set(row.path_hash ?? (row.value as string), row.name);
       const part = of.parts.get(Number(row.part)) ?? { rows: 0, last: Infinity };
       part.rows++;
       part.last = Math.min(part.last, Number(row.sessions));
       of.parts.set(Number(row.part), part);
     }
-    const candidates = new Map([...found].map(([list, { keys }]) => [list, [...keys]]));
+    const candidates = new Map([...found].map(([list, { names }]) => [list, [...names.keys()]]));
     // No candidate at all: no session in the range, every list empty.
     const totals = [...candidates.values()].some((keys) => keys.length > 0)
-      ? await this.db.run(overviewStatements.candidateTotals(query, candidates, parts, limit))
+      ? await this.db.run(overviewStatements.candidateTotals(query, candidates, parts))
       : [];
     for (const list of lists) {
+      const { names, parts: cut } = found.get(list)!;
+      // By sessions desc, then value asc in binary order, as topLists ranks them.
       const ranked = totals
         .filter((r) => r.list === list)
-        .map((r) => ({ list, value: r.value, sessions: Number(r.sessions) }));
-      const bound = leftOutBound(found.get(list)!.parts.values(), rows);
+        .map((r) => ({
+          list,
+          value: names.get(r.path_hash ?? (r.value as string))!,
+          sessions: Number(r.sessions),
+        }))
+        .sort((a, b) => b.sessions - a.sessions || byBytes(a.value, b.value))
+        .slice(0, limit);
+      const bound = leftOutBound(cut.values(), rows);
       const top = settledTop(ranked, limit, bound);
       if (top !== undefined) settled.set(list, { top, bound });
     }
