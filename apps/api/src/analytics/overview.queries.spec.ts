@@ -1,4 +1,4 @@
-import { leftOutBound, settledTop, topRowsPerBucket, TopListRow } from './overview.queries';
+import { byBytes, leftOutBound, settledTop, topRowsPerBucket, TopListRow } from './overview.queries';
 
 const row = (value: string, sessions: number): TopListRow => ({ list: 'source', value, sessions });
 
@@ -36,5 +36,11 @@ describe("the top of a list from its buckets' top rows", () => {
     expect(topRowsPerBucket(1)).toBe(20);
     expect(topRowsPerBucket(10)).toBe(20);
     expect(topRowsPerBucket(100)).toBe(200);
+  });
+
+  it('orders values by their UTF-8 bytes, as the binary collations do, not by UTF-16 code units', () => {
+    // U+FF5A is EF BD 9A and U+1F600 is F0 9F 98 80 in UTF-8; in UTF-16 the emoji's D83D comes first.
+    expect(['\u{1F600}', '\uFF5A', 'b', 'a'].sort(byBytes)).toEqual(['a', 'b', '\uFF5A', '\u{1F600}']);
+    expect(['\u{1F600}', '\uFF5A'].sort()).toEqual(['\u{1F600}', '\uFF5A']);
   });
 });

@@ -136,8 +136,8 @@ function listTable(list: TopList, span: number): keyof typeof TOP_ROWS_INDEXES {
 
 /** `list`'s rows (alias `r`) of one grain: the site, the list, the span when a block's. */
 function listRows(query: StatsQuery, list: TopList, span: number, r = 'r'): RawBuilder<SqlBool> {
-  const ofSpan = span > 0 ? sql` AND ${sql.ref(`${r}.span`)} = ${span}` : sql``;
-  return sql<SqlBool>`${sql.ref(`${r}.site_id`)} = ${query.site.id} AND ${sql.ref(`${r}.dimension`)} = ${sql.lit(list)}${ofSpan}`;
+  const ofBlocks = span > 0 ? sql` AND ${sql.ref(`${r}.span`)} = ${span}` : sql``;
+  return sql<SqlBool>`${sql.ref(`${r}.site_id`)} = ${query.site.id} AND ${sql.ref(`${r}.dimension`)} = ${sql.lit(list)}${ofBlocks}`;
 }
 
 /** A row of partTopRows: a bucket's (`part`) value or page hash, and its sessions. */
@@ -160,8 +160,8 @@ const keyColumns = (list: TopList) =>
     ? sql`NULL AS value, HEX(r.path_hash) AS path_hash`
     : sql`r.value AS value, NULL AS path_hash`;
 
-/** binary order (SPEC: values compare as stored, utf8mb4_nopad_bin and SQLite's BINARY): by UTF-8 bytes. */
-const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+/** Two values in the binary order the statements rank by (utf8mb4_nopad_bin, SQLite's BINARY): their UTF-8 bytes. */
+export const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 export const overviewStatements = {
   /**
