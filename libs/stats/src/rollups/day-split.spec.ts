@@ -7,7 +7,14 @@ import {
   resolveRange,
 } from '../date-range';
 import type { StatsQuery } from '../query/stats-query';
-import { daySpanBucket, daySpanParts, rollupParts, spanDeltas } from './day-split';
+import {
+  daySpanBucket,
+  daySpanParts,
+  partBuckets,
+  rollupParts,
+  rollupSpanParts,
+  spanDeltas,
+} from './day-split';
 import { localDayBucket } from './session-rollup';
 
 const query = (siteZone: string, from: string, to: string, timezone?: string): StatsQuery => ({
@@ -129,6 +136,19 @@ describe('daySpanParts: whole site days as aligned blocks', () => {
       }
     },
   );
+
+  it('lists the buckets of each part: every site day of a day part, each block start of a span part', () => {
+    const q = query('America/New_York', '2026-03-01', '2026-03-31');
+    const parts = rollupSpanParts(q, 'quarter', 'day', 'span');
+    expect(
+      parts.map((p) => [p.span, partBuckets(p, 'America/New_York').map((b) => b.toISOString())]),
+    ).toEqual([
+      [0, ['2026-03-01T05:00:00.000Z', '2026-03-02T05:00:00.000Z', '2026-03-03T05:00:00.000Z']],
+      // Across the DST change of March 8: the blocks' starts move from 05:00 to 04:00 UTC.
+      [4, ['2026-03-04T05:00:00.000Z', '2026-03-08T05:00:00.000Z', '2026-03-12T04:00:00.000Z']],
+      [16, ['2026-03-16T04:00:00.000Z']],
+    ]);
+  });
 
   it('puts a site day in the block of its span that holds it', () => {
     const block = daySpanBucket('America/New_York', 16);
