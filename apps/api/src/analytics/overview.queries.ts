@@ -136,7 +136,7 @@ function listTable(list: TopList, span: number): keyof typeof TOP_ROWS_INDEXES {
 
 /** `list`'s rows (alias `r`) of one grain: the site, the list, the span when a block's. */
 function listRows(query: StatsQuery, list: TopList, span: number, r = 'r'): RawBuilder<SqlBool> {
-  const ofBlocks = span > 0 ? sql` AND ${sql.ref(`${r}.span`)} = ${span}` : sql``;
+  const ofBlocks = span > 0 ? sql` AND ${ofSpan(span, r)}` : sql``;
   return sql<SqlBool>`${sql.ref(`${r}.site_id`)} = ${query.site.id} AND ${sql.ref(`${r}.dimension`)} = ${sql.lit(list)}${ofBlocks}`;
 }
 
@@ -161,7 +161,8 @@ const keyColumns = (list: TopList) =>
     : sql`r.value AS value, NULL AS path_hash`;
 
 /** Two values in the binary order the statements rank by (utf8mb4_nopad_bin, SQLite's BINARY): their UTF-8 bytes. */
-export const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+export const byBytes = (a: string, b: string) =>
+  Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
 export const overviewStatements = {
   /**
@@ -376,12 +377,8 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
           const rollup = table.kind === 'rollup';
           if (rollup && (list === 'entry_path' || list === 'exit_path')) {
             // Whole aligned blocks of site days from the span rows, the days and quarter hours around them.
-            const parts = rollupSpanParts(
-              query,
-              'session_path_rollups',
-              'session_path_day_rollups',
-              'session_path_span_rollups',
-            );
+            const { quarter, day, span } = LIST_ROLLUPS.path;
+            const parts = rollupSpanParts(query, quarter, day, span);
             pathOf.set(list, (hash) => {
               const named = parts.map(
                 (part) =>
@@ -419,12 +416,8 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
           if (rollup) {
             // Whole aligned blocks of site days from the span rows, the days and quarter hours
             // around them: at 10M, the source list's 30 days were 12,252 day rows.
-            const parts = rollupSpanParts(
-              query,
-              'session_rollups',
-              'session_day_rollups',
-              'session_span_rollups',
-            ).map((part) =>
+            const { quarter, day, span } = LIST_ROLLUPS.attribute;
+            const parts = rollupSpanParts(query, quarter, day, span).map((part) =>
               d.builder
                 .selectFrom(`${part.table} as r` as 'session_rollups as r')
                 .select(['r.value', 'r.sessions'])
