@@ -76,6 +76,8 @@ const goalsOnly: StatsQuery = {
   ...query,
   filters: [goalCondition('==', goals[1]), goalCondition('!=', goals[0])],
 };
+/** `page==` one path with nothing queued: the sessions read from session_pages (sessionsSource). */
+const onePage: StatsQuery = { ...query, filters: parseFilters('page==/pricing'), settledPages: true };
 const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
 
 /** Every report statement, by file name. */
@@ -122,6 +124,9 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   ),
   'filtered.session-totals.every-kind': sharedStatements.sessionTotals(everyKind, ['sessions', 'visitors']),
   'filtered.pageview-totals.every-kind': sharedStatements.pageviewTotals(everyKind, ['pageviews']),
+  'filtered.session-totals.one-page': sharedStatements.sessionTotals(onePage, ['sessions', 'visitors']),
+  'filtered.pageview-totals.one-page': sharedStatements.pageviewTotals(onePage, ['pageviews']),
+  'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),
   'filtered.top-lists.two-attributes': overviewStatements.topLists(twoAttributes, 10),
   'filtered.funnel.every-kind': funnelStatements.visitorsPerStepBackwards(

@@ -70,6 +70,15 @@ export interface SessionsTable {
   is_repeat: ColumnType<number | null, never, never>;
 }
 
+/** A derived session under one of its pages: its sessions row but for what is set after deriving it. */
+export interface SessionPagesTable extends Omit<
+  SessionsTable,
+  'attributes_hash' | 'entry_hash' | 'exit_hash' | 'visitor_first_at' | 'is_repeat'
+> {
+  /** The path as hits.step_key keeps it (cut to 255 characters). */
+  page_key: string;
+}
+
 export interface VisitorsTable {
   site_id: number;
   visitor_id: string;
@@ -465,6 +474,8 @@ export interface StatsDatabase {
   site_session_bounds: { site_id: number; longest_seconds: string | number };
   hits: HitsTable;
   sessions: SessionsTable;
+  /** Each derived session once per path it has a pageview of (migration 1768700000000). */
+  session_pages: SessionPagesTable;
   visitors: VisitorsTable;
   orders: OrdersTable;
   order_items: OrderItemsTable;

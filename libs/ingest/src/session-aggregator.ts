@@ -29,6 +29,7 @@ import {
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
 import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
+import { sessionPagesDelete, sessionPagesInsert } from '@app/stats/sql/session-pages';
 import {
   isSecondsSum,
   SESSION_ENGAGEMENT_COLUMNS,
@@ -279,6 +280,7 @@ export class SessionAggregator {
     const before = rowsBySite(await this.derivedSessions(em, sites));
     const derive = deriveSessionsStatement(d, sites);
     await em.query(derive.sql, [...derive.parameters]);
+    await this.writeSessionPages(em, sites);
     const after = rowsBySite(await this.derivedSessions(em, sites));
     await this.loadZones(em, [...sites.keys()]);
     const parts: Array<SitePart<DerivedSession>> = [...sites].map(([siteId, sessionIds]) => ({
@@ -323,6 +325,21 @@ export class SessionAggregator {
       sessions: p.sessionIds.length,
       visitors: touched.get(p.siteId)!.length,
     }));
+  }
+
+  /**
+   * The derived sessions' rows in session_pages (sql/session-pages.ts), in the transaction that
+   * writes them: each one's rows deleted, then written again from its row in `sessions` and its
+   * pages. A session only gains hits, but its columns change with them.
+   */
+  private async writeSessionPages(em: EntityManager, sites: SiteSessions): Promise<void> {
+    const d = this.sql.dialect;
+    for (const [siteId, sessionIds] of sites) {
+      const deleted = sessionPagesDelete(siteId, sessionIds).compile(d.builder);
+      await em.query(deleted.sql, [...deleted.parameters]);
+    }
+    const insert = sessionPagesInsert(siteKeysWhere(sites, 'h')).compile(d.builder);
+    await em.query(insert.sql, [...insert.parameters]);
   }
 
   /**

@@ -25,3 +25,4 @@ export * from './sql/pageviews-by-rollup';
 export * from './sql/stored-conversions';
 export * from './rollups/goal-rollup';
 export * from './sql/session-engagement';
+export * from './sql/session-pages';

@@ -33,6 +33,7 @@ import {
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
+import { sessionsSource } from './sql/session-pages';
 import { soleAttributeOf } from './query/filters';
 import {
   combinationSelected,
@@ -109,10 +110,11 @@ export const sharedStatements = {
     }
     return (d) => {
       const m = sessionMetrics('s');
+      const source = sessionsSource(query, 's');
       return d.builder
-        .selectFrom('sessions as s')
+        .selectFrom(source.from as 'sessions as s')
         .select(metrics.map((name) => metricOut(d, name, m[name]).as(name)))
-        .where(where.sessions(query, 's'))
+        .where(where.sessions(query, 's', source))
         .compile();
     };
   },
@@ -309,6 +311,17 @@ export const sharedStatements = {
         .compile();
   },
 
+  /** One row when a session of the site is queued for `aggregate` (dirty_sessions), none otherwise. */
+  queuedSession(siteId: number): ReportStatement<{ queued: number }> {
+    return (d) =>
+      d.builder
+        .selectFrom('dirty_sessions')
+        .select(sql<number>`1`.as('queued'))
+        .where('site_id', '=', siteId)
+        .limit(1)
+        .compile();
+  },
+
   /** The goals the site's conversion rollups were built for (migration 1765500000000). */
   rolledUpGoals(siteId: number): ReportStatement<{ goal_id: number | string }> {
     return (d) =>
@@ -479,6 +492,11 @@ export class StatsRepository {
   async longestSessionMillis(siteId: number): Promise<number> {
     const [row] = await this.db.run(sharedStatements.longestSession(siteId));
     return row === undefined ? 0 : Number(toMillis(row.longest));
+  }
+
+  /** Whether no session of the site is queued for `aggregate` (StatsQuery.settledPages). */
+  async nothingQueued(siteId: number): Promise<boolean> {
+    return (await this.db.run(sharedStatements.queuedSession(siteId))).length === 0;
   }
 
   /** The site's goals for conversion counts, and whether the conversion rollups hold them. */

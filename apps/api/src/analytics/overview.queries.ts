@@ -13,6 +13,7 @@ import {
   unionAllOf,
   sessionMetrics,
   sessionRollupMetrics,
+  sessionsSource,
   StatsQuery,
   StatsRepository,
   where,
@@ -463,8 +464,9 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
               .where(col('s', hashOf), 'is not', null)
               .groupBy(`s.${hashOf}`) as TopListGroup;
           }
+          const source = sessionsSource(query, 's');
           return d.builder
-            .selectFrom('sessions as s')
+            .selectFrom(source.from as 'sessions as s')
             .select([
               sql.lit(list).as('list'),
               sql.ref(`s.${list}`).as('value'),
@@ -472,7 +474,7 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
               NO_REP,
               sessionMetrics('s').sessions.as('sessions'),
             ])
-            .where(where.sessions(query, 's'))
+            .where(where.sessions(query, 's', source))
             .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
             .groupBy(`s.${list}`) as TopListGroup;
         });
@@ -484,15 +486,16 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
         // most a row per listed combination each (LISTED_COMBINATIONS), where one read per list
         // read each selected combination's rows four times (at 10M under three attribute
         // conditions, 4 × 2,462 day rows).
+        const source = sessionsSource(query, 's');
         const combinations =
           together === rawAttributes
             ? d.builder
-                .selectFrom('sessions as s')
+                .selectFrom(source.from as 'sessions as s')
                 .select([
                   ...together.map((list) => sql.ref(`s.${list}`).as(list)),
                   sessionMetrics('s').sessions.as('n'),
                 ])
-                .where(where.sessions(query, 's'))
+                .where(where.sessions(query, 's', source))
                 .groupBy(together.map((list) => sql.ref(`s.${list}`)))
                 .as('m')
             : unionAllOf(

@@ -34,6 +34,7 @@ import { SqliteSessionsByRepeat1768300000000 } from './1768300000000-sessions-by
 import { SqliteCombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
 import { SqliteCombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
 import { SqliteTopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
+import { SqliteSessionPages1768700000000 } from './1768700000000-session-pages';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -72,4 +73,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteCombinationsByAttribute1768400000000,
   SqliteCombinationFirstDays1768500000000,
   SqliteTopRowsBySessions1768600000000,
+  SqliteSessionPages1768700000000,
 ];

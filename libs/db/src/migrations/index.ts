@@ -43,6 +43,7 @@ import { SessionsByRepeat1768300000000 } from './1768300000000-sessions-by-repea
 import { CombinationsByAttribute1768400000000 } from './1768400000000-combinations-by-attribute';
 import { CombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
 import { TopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
+import { SessionPages1768700000000 } from './1768700000000-session-pages';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -90,4 +91,5 @@ export const MIGRATIONS = [
   CombinationsByAttribute1768400000000,
   CombinationFirstDays1768500000000,
   TopRowsBySessions1768600000000,
+  SessionPages1768700000000,
 ];

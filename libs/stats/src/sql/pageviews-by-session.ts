@@ -7,6 +7,7 @@ import { bucketIndex } from './bucket-index';
 import { col } from './col';
 import { hitsOfSession } from '../conversions';
 import { andAlso, sessionSelected } from './session-filter';
+import { sessionsSource } from './session-pages';
 import { where } from './where';
 import { isSecondsSum, SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 import { decideTable } from '../plan/table-decider';
@@ -53,12 +54,13 @@ export function pageviewsBySession(
     dimension === undefined
       ? sql``
       : sql`${attributeOrMissing(dimension, col(s, dimension))} AS ${sql.ref(dimension)}, `;
+  const source = sessionsSource(query, 's');
   const wholeSessions =
     buckets === undefined && dimension === undefined && attributeRollupAnswers(query)
       ? wholeSessionPageviewsByRollup(d, query)
       : sql`SELECT s.started_at AS t, ${attribute('s')}s.pageviews AS n
-    FROM sessions s
-    WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}`;
+    FROM ${source.raw}
+    WHERE ${where.sessions(query, 's', source)} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}`;
   return sql`(
     ${wholeSessions}
     UNION ALL
@@ -236,11 +238,15 @@ export function hitsThroughSessions(
   const hits = (session: string) =>
     sql`${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = ${col(session, 'session_id')}`;
   const ofType = sql`h.type = ${sql.lit(type)} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
-  return sql`SELECT ${columns('s')} FROM sessions s ${hits('s')}
-      WHERE ${where.sessions(query, 's')}${holds} AND ${ofRange} AND ${settled('s')} AND ${ofType}
+  // The settled sessions from session_pages where it answers (sessionsSource); the queued ones
+  // are tested against their hits as they are now.
+  const source = sessionsSource(query, 's');
+  const selectedBefore = source.pages ? null : sessionSelected(query, 's');
+  return sql`SELECT ${columns('s')} FROM ${source.raw} ${hits('s')}
+      WHERE ${where.sessions(query, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${ofType}
     UNION ALL
-    SELECT ${columns('s')} FROM sessions s ${hits('s')}
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(sessionSelected(query, 's'))} AND ${settled('s')} AND ${ofType}
+    SELECT ${columns('s')} FROM ${source.raw} ${hits('s')}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(selectedBefore)} AND ${settled('s')} AND ${ofType}
     UNION ALL
     SELECT ${columns('qs')} FROM dirty_sessions q
       ${queuedRow} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${andAlso(queuedSelected)}

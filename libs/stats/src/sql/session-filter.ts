@@ -23,6 +23,11 @@ export interface SessionScope {
    * among the site's.
    */
   readonly combinations?: readonly string[];
+  /**
+   * True when no session of the site was queued for `aggregate` as the request was parsed
+   * (StatsQueryParser, under a condition session_pages may answer): session-pages.ts.
+   */
+  readonly settledPages?: boolean;
 }
 
 /**

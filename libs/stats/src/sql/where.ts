@@ -36,9 +36,13 @@ export const where = {
    * Outside the raw path, the conditions on session attributes select the sessions' combinations
    * (combinationSelected) instead of testing each session's five columns: a statement that
    * reads no more of its sessions than ix_sessions_site_combination holds (start, visitor, end,
-   * pageviews, entry and exit page hashes) reads them from that index alone.
+   * pageviews, entry and exit page hashes) reads them from that index alone. `source`: what
+   * sessionsSource gave the statement to read as `alias`; from session_pages, its rows are the
+   * selected sessions, and only the site and range remain to test.
    */
-  sessions(query: StatsQuery, alias = 's'): Expression<SqlBool> {
+  sessions(query: StatsQuery, alias = 's', source?: { pages: boolean }): Expression<SqlBool> {
+    // Read from session_pages (sessionsSource): its rows of the path are the selected sessions.
+    if (source?.pages) return sql<SqlBool>`(${where.sessions({ ...query, filters: [] }, alias)})`;
     const byCombination = combinationSelected(query, alias);
     const selected =
       byCombination === null

@@ -1,0 +1,85 @@
+import { mariadbDialect } from '@app/db/dialect';
+import { sql } from 'kysely';
+import { STEP_KEY_CHARS } from '../definitions';
+import type { SessionScope, StatsFilter } from './session-filter';
+import { mayReadSessionPages, sessionPagesPath, sessionsSource } from './session-pages';
+
+const page = (text: string, more: Partial<StatsFilter> = {}): StatsFilter => ({
+  dimension: 'page',
+  operator: '==',
+  values: [{ text, prefix: false }],
+  ...more,
+});
+
+const settled = (filters: StatsFilter[], more: Partial<SessionScope> = {}): SessionScope => ({
+  site: { id: 7 },
+  filters,
+  settledPages: true,
+  ...more,
+});
+
+describe('which requests read session_pages', () => {
+  it('reads it for page== one whole path, once nothing is queued', () => {
+    expect(sessionPagesPath(settled([page('/pricing')]))).toBe('/pricing');
+    // A literal trailing `*` (escaped in the filter) is a whole path.
+    expect(sessionPagesPath(settled([page('/sale*')]))).toBe('/sale*');
+  });
+
+  it('reads the hits while a session of the site is queued, or was not asked about, and on the raw path', () => {
+    expect(sessionPagesPath(settled([page('/pricing')], { settledPages: false }))).toBeUndefined();
+    expect(sessionPagesPath(settled([page('/pricing')], { settledPages: undefined }))).toBeUndefined();
+    expect(sessionPagesPath(settled([page('/pricing')], { tables: 'raw' }))).toBeUndefined();
+  });
+
+  it('reads the hits for what a session could be counted under twice, or not at all', () => {
+    const cases: StatsFilter[][] = [
+      [page('/blog/', { values: [{ text: '/blog/', prefix: true }] })],
+      [
+        page('/a', {
+          values: [
+            { text: '/a', prefix: false },
+            { text: '/b', prefix: false },
+          ],
+        }),
+      ],
+      [page('/pricing', { operator: '!=' })],
+      [page('/pricing'), { dimension: 'country', operator: '==', values: [{ text: 'DE', prefix: false }] }],
+      [{ dimension: 'entry_page', operator: '==', values: [{ text: '/pricing', prefix: false }] }],
+      [],
+    ];
+    for (const filters of cases) {
+      expect(mayReadSessionPages(filters)).toBe(false);
+      expect(sessionPagesPath(settled(filters))).toBeUndefined();
+    }
+  });
+
+  it('reads the hits for a path as long as page_key or longer, which its key does not tell apart', () => {
+    const under = 'x'.repeat(STEP_KEY_CHARS - 1);
+    expect(sessionPagesPath(settled([page(under)]))).toBe(under);
+    expect(mayReadSessionPages([page('x'.repeat(STEP_KEY_CHARS))])).toBe(false);
+    // Characters, not UTF-16 units: 254 emoji fit.
+    expect(mayReadSessionPages([page('😀'.repeat(STEP_KEY_CHARS - 1))])).toBe(true);
+  });
+});
+
+describe('what a statement reads its sessions from', () => {
+  const text = (scope: SessionScope) => {
+    const source = sessionsSource(scope, 's');
+    return { pages: source.pages, sql: sql`SELECT 1 FROM ${source.raw}`.compile(mariadbDialect.builder) };
+  };
+
+  it('the path’s rows of session_pages, the condition in place of the test of each session', () => {
+    const { pages, sql: compiled } = text(settled([page('/pricing')]));
+    expect(pages).toBe(true);
+    expect(compiled.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` = ?) s',
+    );
+    expect(compiled.parameters).toEqual([7, '/pricing']);
+  });
+
+  it('the sessions table otherwise', () => {
+    const { pages, sql: compiled } = text(settled([page('/pricing')], { settledPages: false }));
+    expect(pages).toBe(false);
+    expect(compiled.sql).toBe('SELECT 1 FROM sessions s');
+  });
+});

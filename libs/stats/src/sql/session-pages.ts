@@ -1,0 +1,102 @@
+import { sql, SqlBool, type AliasedRawBuilder, type RawBuilder } from 'kysely';
+import { SESSION_ATTRIBUTES, STEP_KEY_CHARS } from '../definitions';
+import type { SessionScope, StatsFilter } from './session-filter';
+import { siteKeysWhere } from './site-keys';
+import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
+
+/**
+ * `session_pages` (migration 1768700000000): each derived session once for every path it has a
+ * pageview of, keyed (site, page_key, started_at, session_id) with the columns `aggregate`
+ * derives for it (SESSION_PAGE_COLUMNS, as the sessions table holds them). `page_key` is the
+ * path as `hits.step_key` keeps it, cut to STEP_KEY_CHARS characters. So the sessions a
+ * condition `page==V` selects among a range's are one range of its primary key, read in order,
+ * each with what the statement needs of it, where the sessions table tests each of the range's
+ * sessions against its hits (at 10M pageviews, 3.2M sessions for the 680k that saw `/pricing`).
+ * `aggregate` writes a session's rows in the transaction that writes its row in `sessions`.
+ */
+export const SESSION_PAGES = 'session_pages';
+
+/** The sessions columns a session's rows in session_pages repeat: all that deriving it writes. */
+export const SESSION_PAGE_COLUMNS = [
+  'session_id',
+  'visitor_id',
+  'ended_at',
+  'hits',
+  'pageviews',
+  'events',
+  'purchases',
+  'is_bounce',
+  'duration_seconds',
+  'entry_path',
+  'exit_path',
+  ...SESSION_ATTRIBUTES,
+  'purchased',
+  ...SESSION_ENGAGEMENT_COLUMNS,
+] as const;
+
+/** session_pages by session: what `aggregate` deletes before it writes a re-derived session's rows. */
+export const SESSION_PAGES_BY_SESSION = 'ix_session_pages_session';
+
+/**
+ * `INSERT INTO session_pages … SELECT`: the rows of the sessions whose pageviews `where` selects
+ * among `hits h` (siteKeysWhere for a chunk of `aggregate`; every pageview for the migration),
+ * from their rows in `sessions`, one per distinct page_key. A session without pageviews has
+ * none (it fails every `page==` condition).
+ */
+export function sessionPagesInsert(where: RawBuilder<SqlBool>): RawBuilder<unknown> {
+  const copied = SESSION_PAGE_COLUMNS.map((c) => sql.ref(`s.${c}`));
+  return sql`INSERT INTO ${sql.raw(SESSION_PAGES)} (site_id, page_key, started_at, ${sql.raw(SESSION_PAGE_COLUMNS.join(', '))})
+    SELECT s.site_id, p.page_key, s.started_at, ${sql.join(copied)}
+    FROM (SELECT DISTINCT h.site_id, h.session_id, h.step_key AS page_key FROM hits h WHERE ${where} AND h.type = 'pageview') p
+    JOIN sessions s ON s.site_id = p.site_id AND s.session_id = p.session_id`;
+}
+
+/** The rows of a chunk's sessions (site → session ids), deleted before they are written again. */
+export function sessionPagesDelete(siteId: number, sessionIds: readonly string[]): RawBuilder<unknown> {
+  return sql`DELETE FROM ${sql.raw(SESSION_PAGES)} WHERE ${siteKeysWhere(new Map([[siteId, sessionIds]]))}`;
+}
+
+/** The one condition a request may read session_pages for: `page==` one whole path that fits in page_key. */
+function onePage(filters: readonly StatsFilter[]): string | undefined {
+  if (filters.length !== 1) return undefined;
+  const [f] = filters;
+  if (f.dimension !== 'page' || f.operator !== '==' || f.values.length !== 1) return undefined;
+  const [value] = f.values;
+  // A longer path shares its page_key with every path of the same first STEP_KEY_CHARS characters.
+  if (value.prefix || Array.from(value.text).length >= STEP_KEY_CHARS) return undefined;
+  return value.text;
+}
+
+/**
+ * The path whose session_pages rows are the sessions `scope` selects, or undefined: its one
+ * condition is `page==` one whole path (onePage), it is not the raw path, and no session of its
+ * site was queued when the request was parsed (`settledPages`). A queued session's row is as
+ * `aggregate` last derived it, but the raw condition tests its hits as they are now: with none
+ * queued, a session has a row under a path exactly when one of its pageviews has that path.
+ */
+export function sessionPagesPath(scope: SessionScope): string | undefined {
+  if (scope.tables === 'raw' || scope.settledPages !== true) return undefined;
+  return onePage(scope.filters);
+}
+
+/** Whether the request may read session_pages, before its site's queue is looked at (StatsQueryParser). */
+export const mayReadSessionPages = (filters: readonly StatsFilter[]): boolean =>
+  onePage(filters) !== undefined;
+
+/**
+ * What a statement over the sessions of `scope` reads, as `alias`: the sessions table, or the
+ * session_pages rows of the path (sessionPagesPath), which then select the sessions in place of
+ * the condition (`pages`: where.sessions leaves it out). Each such row has the sessions columns a
+ * statement over the range's sessions reads (SESSION_PAGE_COLUMNS, started_at, site_id).
+ */
+export function sessionsSource(
+  scope: SessionScope,
+  alias: string,
+): { from: string | AliasedRawBuilder<unknown, string>; raw: RawBuilder<unknown>; pages: boolean } {
+  const path = sessionPagesPath(scope);
+  if (path === undefined) {
+    return { from: `sessions as ${alias}`, raw: sql.raw(`sessions ${alias}`), pages: false };
+  }
+  const rows = sql`(SELECT * FROM ${sql.raw(`${SESSION_PAGES} ${alias}`)} WHERE ${sql.ref(`${alias}.site_id`)} = ${scope.site.id} AND ${sql.ref(`${alias}.page_key`)} = ${path})`;
+  return { from: rows.as(alias), raw: sql`${rows} ${sql.raw(alias)}`, pages: true };
+}
