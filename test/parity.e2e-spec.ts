@@ -516,7 +516,7 @@ describe('Rollup path = raw path (parity)', () => {
             path: filters.slice('page=='.length),
           });
           await expectReportsAgree(site, scoped, ['previous_period']);
-          for (const metric of ['sessions', 'pageviews', 'bounce_rate'] as const) {
+          for (const metric of ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'] as const) {
             const breakdown = {
               ...scoped,
               metric,

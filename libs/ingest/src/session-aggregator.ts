@@ -29,7 +29,12 @@ import {
 import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purchase-rollup';
 import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
-import { sessionPagesDelete, sessionPagesInsert } from '@app/stats/sql/session-pages';
+import {
+  SESSION_PAGES,
+  SESSION_PAGES_BY_SESSION,
+  sessionPagesDelete,
+  sessionPagesInsert,
+} from '@app/stats/sql/session-pages';
 import {
   isSecondsSum,
   SESSION_ENGAGEMENT_COLUMNS,
@@ -335,7 +340,11 @@ export class SessionAggregator {
   private async writeSessionPages(em: EntityManager, sites: SiteSessions): Promise<void> {
     const d = this.sql.dialect;
     for (const [siteId, sessionIds] of sites) {
-      const deleted = sessionPagesDelete(siteId, sessionIds).compile(d.builder);
+      const deleted = sessionPagesDelete(
+        d.deleteWithIndex(SESSION_PAGES, SESSION_PAGES_BY_SESSION),
+        siteId,
+        sessionIds,
+      ).compile(d.builder);
       await em.query(deleted.sql, [...deleted.parameters]);
     }
     const insert = sessionPagesInsert(siteKeysWhere(sites, 'h')).compile(d.builder);

@@ -23,6 +23,7 @@ import {
   storedConvertedRows,
   sessionMetrics,
   sessionRollupMetrics,
+  sessionsSource,
   StatsQuery,
   toCents,
   centsToNumber,
@@ -177,14 +178,15 @@ function metricSource(
   const ofSession = sql<string>`COALESCE(${col('s', dimension)}, ${MISSING_ATTRIBUTE[dimension]})`;
   const sessionRows = (num: RawBuilder<unknown>, converted?: RawBuilder<unknown>): MetricSource => {
     decideTable(query, 'sessions');
-    const sessions = d.builder.selectFrom('sessions as s');
+    const source = sessionsSource(query, 's');
+    const sessions = d.builder.selectFrom(source.from as 'sessions as s');
     const rows = converted
       ? sessions.leftJoin(sql`(${converted})`.as('c'), (j) =>
           j.on(sql<SqlBool>`c.session_id = ${sql.ref('s.session_id')}`),
         )
       : sessions;
     return {
-      rows: rows.where(where.sessions(query, 's')) as AnySelect,
+      rows: rows.where(where.sessions(query, 's', source)) as AnySelect,
       time: sql`${col('s', 'started_at')}`,
       value: sql<string>`${col('s', dimension)}`,
       num,

@@ -10,6 +10,7 @@ import {
   SCROLL_DEPTH_BUCKETS,
   scrollDepthCounts,
   scrollDepthRollupCounts,
+  sessionsSource,
   SESSIONS_BY_REPEAT,
   SESSIONS_BY_VISITOR,
   StatsQuery,
@@ -152,7 +153,9 @@ export const engagementStatements = {
    */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
-    if (query.tables !== 'raw') {
+    // From session_pages (sessionsSource), whose rows keep no copy: the visitors table, as below.
+    const source = sessionsSource(query, 's');
+    if (query.tables !== 'raw' && !source.pages) {
       // The same counts from each session's copy of its visitor's first session
       // (visitor_first_at, equal to the visitors table's row: copyFirstSessions), so the
       // selected sessions are read alone (under conditions on attributes, from
@@ -173,10 +176,13 @@ export const engagementStatements = {
       };
     }
     return (d) => {
+      const from = source.pages
+        ? source.raw
+        : sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR));
       const sessions = sql`(SELECT s.visitor_id, v.first_session_at
-        FROM ${sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR))}
+        FROM ${from}
         ${sql.raw(d.orderedJoin)} ${sql.raw(d.tableByPrimaryKey('visitors', 'v'))} ON v.site_id = ${query.site.id} AND v.visitor_id = s.visitor_id
-        WHERE ${where.sessions(query, 's')})`;
+        WHERE ${where.sessions(query, 's', source)})`;
       const returning = sql`CASE WHEN ${col('j', 'first_session_at')} < ${query.range.startUtc} THEN ${col('j', 'visitor_id')} END`;
       return d.builder
         .selectFrom(sessions.as('j'))

@@ -17,6 +17,7 @@ import {
   rollupParts,
   RollupPart,
   sessionMetrics,
+  sessionsSource,
   sessionSelected,
   settled,
   sharedStatements,
@@ -118,8 +119,9 @@ export const conversionsStatements = {
     decideTable(query, 'sessions');
     return (d) => {
       const converted = convertedSessionsTable(goals, query);
+      const source = sessionsSource(query, 's');
       return d.builder
-        .selectFrom('sessions as s')
+        .selectFrom(source.from as 'sessions as s')
         .leftJoin(sql`(${converted})`.as('c'), (j) =>
           j.on(sql<SqlBool>`c.session_id = ${sql.ref('s.session_id')}`),
         )
@@ -130,7 +132,7 @@ export const conversionsStatements = {
             sql<number | string>`COALESCE(SUM(${sql.ref(`c.goal_${i}`)}), 0)`.as(`goal_${i}`),
           ),
         ])
-        .where(where.sessions(query, 's'))
+        .where(where.sessions(query, 's', source))
         .compile();
     };
   },

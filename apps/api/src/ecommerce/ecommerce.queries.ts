@@ -13,6 +13,7 @@ import {
   ReportDb,
   ReportStatement,
   sessionMetrics,
+  sessionsSource,
   sessionPurchased,
   sharedStatements,
   StatsQuery,
@@ -79,15 +80,17 @@ export const ecommerceStatements = {
   /** Sessions that started in the range, and those of them that contain an order. */
   purchasingSessions(query: StatsQuery): ReportStatement<PurchasingRow> {
     decideTable(query, 'sessions');
-    return (d) =>
-      d.builder
-        .selectFrom('sessions as s')
+    return (d) => {
+      const source = sessionsSource(query, 's');
+      return d.builder
+        .selectFrom(source.from as 'sessions as s')
         .select([
           sessionMetrics('s').sessions.as('sessions'),
           sql<Count>`COALESCE(SUM(${sessionPurchased('s')}), 0)`.as('purchasing_sessions'),
         ])
-        .where(where.sessions(query, 's'))
+        .where(where.sessions(query, 's', source))
         .compile();
+    };
   },
 
   /**

@@ -178,6 +178,7 @@ export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): R
     ]);
   const stored = pageviewRollupMetrics('s');
   const counted = pageviewMetrics('h');
+  const source = sessionsSource(query, 's');
   const wholeSessions = attributeRollupAnswers(query)
     ? sql`SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
       FROM (${wholeSessionSumsByRollup(
@@ -186,8 +187,8 @@ export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): R
         SESSION_ENGAGEMENT_COLUMNS.map((c) => ({ rollup: c, session: c, as: c })),
       )}) s`
     : sql`SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
-      FROM sessions s
-      WHERE ${where.sessions(query, 's')} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}`;
+      FROM ${source.raw}
+      WHERE ${where.sessions(query, 's', source)} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}`;
   return sql`(
     ${wholeSessions}
     UNION ALL

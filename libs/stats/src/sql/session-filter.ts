@@ -4,6 +4,7 @@ import { anyGoal, GoalDefinition } from '../conversions';
 import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
+import { SESSION_PAGES, sessionPagesPath } from './session-pages';
 
 /** A parsed condition, with the site's goals it names when it is on `goal` (StatsQueryParser resolves them). */
 export interface StatsFilter extends FilterCondition {
@@ -216,7 +217,8 @@ export function selectsFewCombinations(scope: SessionScope): boolean {
 /**
  * The same selection for rows that carry a session id (hits, orders) aliased `row`: their
  * session is selected. A row whose session `aggregate` has not derived yet belongs to no
- * selected session (as it has no attributes yet). `bySession` as for sessionSelected.
+ * selected session (as it has no attributes yet). `bySession` as for sessionSelected. Under
+ * `page==` one path with nothing queued (sessionPagesPath), the session's row in session_pages.
  */
 export function rowOfSelectedSession(
   scope: SessionScope,
@@ -224,6 +226,11 @@ export function rowOfSelectedSession(
   bySession = false,
 ): RawBuilder<SqlBool> | null {
   if (scope.filters.length === 0) return null;
+  const path = sessionPagesPath(scope);
+  if (path !== undefined) {
+    // The session's row under the path (session-pages.ts), by SESSION_PAGES_BY_SESSION, which holds page_key.
+    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(SESSION_PAGES)} fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND fs.page_key = ${path})`;
+  }
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }
 

@@ -51,9 +51,17 @@ export function sessionPagesInsert(where: RawBuilder<SqlBool>): RawBuilder<unkno
     JOIN sessions s ON s.site_id = p.site_id AND s.session_id = p.session_id`;
 }
 
-/** The rows of a chunk's sessions (site → session ids), deleted before they are written again. */
-export function sessionPagesDelete(siteId: number, sessionIds: readonly string[]): RawBuilder<unknown> {
-  return sql`DELETE FROM ${sql.raw(SESSION_PAGES)} WHERE ${siteKeysWhere(new Map([[siteId, sessionIds]]))}`;
+/**
+ * The rows of a site's sessions, deleted before they are written again, found through
+ * SESSION_PAGES_BY_SESSION whatever the statistics say (`deleteWithIndex`: `DELETE … FROM
+ * session_pages`, from SqlDialect).
+ */
+export function sessionPagesDelete(
+  deleteWithIndex: string,
+  siteId: number,
+  sessionIds: readonly string[],
+): RawBuilder<unknown> {
+  return sql`${sql.raw(deleteWithIndex)} WHERE ${siteKeysWhere(new Map([[siteId, sessionIds]]))}`;
 }
 
 /** The one condition a request may read session_pages for: `page==` one whole path that fits in page_key. */
