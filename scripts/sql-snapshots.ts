@@ -77,7 +77,7 @@ const goalsOnly: StatsQuery = {
   filters: [goalCondition('==', goals[1]), goalCondition('!=', goals[0])],
 };
 /** `page==` one path with nothing queued: the sessions read from session_pages (sessionsSource). */
-const onePage: StatsQuery = { ...query, filters: parseFilters('page==/pricing'), settledPages: true };
+const onePage: StatsQuery = { ...query, filters: parseFilters('page==/pricing'), pageRowsCurrent: true };
 const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
 
 /** Every report statement, by file name. */

@@ -474,20 +474,49 @@ describe('Rollup path = raw path (parity)', () => {
     expect(await combinationPathRows()).toEqual(kept);
   });
   /**
-   * `page==` one path from session_pages (sql/session-pages.ts): once nothing is queued, the
-   * reports read that path's rows in place of testing each session against its hits, and equal
-   * the raw path; the rows `aggregate` kept through the three imports (late hits adding pages
-   * to known sessions and moving their starts) are those the migration fills from the sessions.
-   * Runs last: it aggregates the import the other tests leave queued.
+   * `page==` one path from session_pages (sql/session-pages.ts): the reports read that path's
+   * rows in place of testing each session against its hits whenever those rows are current, even
+   * with sessions queued, and equal the raw path; they test the hits while a queued session has
+   * gained a pageview of the path. The rows `aggregate` kept through the three imports (late hits
+   * adding pages to known sessions and moving their starts) are those the migration fills from
+   * the sessions. Runs last: it aggregates the import the other tests leave queued.
    */
-  it('page== one path reads session_pages once nothing is queued, and agrees with the raw path', async () => {
-    const queued = await app
-      .get(StatsQueryParser)
-      .parse(sites[0], { ...RANGES[0], filters: 'page==/pricing' });
-    expect(queued.settledPages).toBe(false);
-    expect(sessionPagesPath(queued)).toBeUndefined();
-    await env.aggregate();
+  it('page== one path reads session_pages while its rows are current, and agrees with the raw path', async () => {
+    // With the third import queued: which paths a queued, derived session has gained since.
+    const gained = new Set(
+      (
+        await env.ds.query<Array<{ site_id: number; path: string }>>(
+          `SELECT DISTINCT h.site_id, h.path FROM dirty_sessions q
+           JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
+           JOIN hits h ON h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview'
+           WHERE NOT EXISTS (SELECT 1 FROM session_pages sp
+             WHERE sp.site_id = h.site_id AND sp.session_id = h.session_id AND sp.page_key = h.path)`,
+        )
+      ).map((r) => `${r.site_id} ${r.path}`),
+    );
+    const stale: Array<[SiteContext, string]> = [];
+    for (const site of sites) {
+      for (const path of PATHS) {
+        const parsed = await app
+          .get(StatsQueryParser)
+          .parse(site, { ...RANGES[0], filters: `page==${path}` });
+        const gainedPath = gained.has(`${site.id} ${path}`);
+        expect({ site: site.id, path, current: parsed.pageRowsCurrent }).toEqual({
+          site: site.id,
+          path,
+          current: !gainedPath,
+        });
+        expect(sessionPagesPath(parsed)).toBe(gainedPath ? undefined : path);
+        if (gainedPath) stale.push([site, path]);
+      }
+    }
+    // A fifth of the sessions queued: some path has been gained by one of them.
+    expect(stale.length).toBeGreaterThan(0);
+    await expectReportsAgree(stale[0][0], { ...RANGES[0], filters: `page==${stale[0][1]}` }, [
+      'previous_period',
+    ]);
 
+    await env.aggregate();
     const pageRows = async () =>
       plain(
         await env.ds.query(
@@ -529,6 +558,59 @@ describe('Rollup path = raw path (parity)', () => {
             );
           }
         }
+      }
+    }
+    // Late hits queue two sessions again: one gains an event, one a page it had not seen. The
+    // rows of every other path stay current, and are read with those sessions queued.
+    const site = sites[0];
+    const [seen] = await env.ds.query<Array<{ session_id: string; visitor_id: string; started_at: Date }>>(
+      `SELECT s.session_id, s.visitor_id, s.started_at FROM sessions s
+       WHERE s.site_id = ? AND EXISTS (SELECT 1 FROM session_pages sp WHERE sp.site_id = s.site_id AND sp.session_id = s.session_id AND sp.page_key = '/pricing')
+       ORDER BY s.session_id LIMIT 1`,
+      [site.id],
+    );
+    const [unseen] = await env.ds.query<Array<{ session_id: string; visitor_id: string; started_at: Date }>>(
+      `SELECT s.session_id, s.visitor_id, s.started_at FROM sessions s
+       WHERE s.site_id = ? AND s.pageviews > 0 AND NOT EXISTS (SELECT 1 FROM session_pages sp WHERE sp.site_id = s.site_id AND sp.session_id = s.session_id AND sp.page_key IN ('/pricing', '/blog/a'))
+       ORDER BY s.session_id LIMIT 1`,
+      [site.id],
+    );
+    const at = (row: { started_at: Date }) =>
+      new Date(new Date(row.started_at).getTime() + 60_000).toISOString();
+    const late = await env.importHits([
+      event(site.id, seen.session_id, at(seen), 'play', { visitor_id: seen.visitor_id }),
+      pageview(site.id, unseen.session_id, at(unseen), '/blog/a', { visitor_id: unseen.visitor_id }),
+    ]);
+    expect(late.rejections).toEqual([]);
+    const [{ n: queuedNow }] = await env.ds.query(
+      'SELECT COUNT(*) AS n FROM dirty_sessions WHERE site_id = ?',
+      [site.id],
+    );
+    expect(Number(queuedNow)).toBe(2);
+    for (const [path, current] of [
+      ['/pricing', true],
+      ['/blog/a', false],
+    ] as const) {
+      const scoped = { ...RANGES[0], filters: `page==${path}` };
+      expect({
+        path,
+        current: (await app.get(StatsQueryParser).parse(site, scoped)).pageRowsCurrent,
+      }).toEqual({
+        path,
+        current,
+      });
+      await expectReportsAgree(site, scoped, ['previous_period']);
+      for (const metric of ['sessions', 'pageviews'] as const) {
+        const breakdown = {
+          ...scoped,
+          metric,
+          dimension: 'country' as const,
+          interval: 'day' as const,
+          limit: 3,
+        };
+        expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
+          plain(await app.get(BreakdownService).report(await rawQuery(site, scoped), breakdown)),
+        );
       }
     }
   }, 300_000);

@@ -3,6 +3,7 @@ import { dataVersionColumns, DataVersionRow, formatDataVersion, StatsDatabase } 
 import { Injectable } from '@nestjs/common';
 import { ExpressionBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition } from './conversions';
+import { HITS_BY_SESSION } from './definitions';
 import {
   combinationSketchesMayAnswer,
   decideTable,
@@ -33,7 +34,7 @@ import {
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
-import { sessionsSource } from './sql/session-pages';
+import { SESSION_PAGES, sessionsSource } from './sql/session-pages';
 import { soleAttributeOf } from './query/filters';
 import {
   combinationSelected,
@@ -311,15 +312,19 @@ export const sharedStatements = {
         .compile();
   },
 
-  /** One row when a session of the site is queued for `aggregate` (dirty_sessions), none otherwise. */
-  queuedSession(siteId: number): ReportStatement<{ queued: number }> {
+  /**
+   * One row when a derived session of the site queued for `aggregate` has a pageview of `path`
+   * (a whole path, shorter than page_key) that its rows in session_pages lack: a hit imported
+   * since it was last derived. The queue is read, and each queued session's hits by session.
+   */
+  stalePageRow(siteId: number, path: string): ReportStatement<{ stale: number }> {
     return (d) =>
-      d.builder
-        .selectFrom('dirty_sessions')
-        .select(sql<number>`1`.as('queued'))
-        .where('site_id', '=', siteId)
-        .limit(1)
-        .compile();
+      sql<{ stale: number }>`SELECT 1 AS stale FROM dirty_sessions q
+        ${sql.raw(d.orderedJoin)} ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))} ON h.site_id = q.site_id AND h.session_id = q.session_id
+        WHERE q.site_id = ${siteId} AND h.type = 'pageview' AND h.step_key = ${path}
+          AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = q.site_id AND s.session_id = q.session_id)
+          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(SESSION_PAGES)} sp WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND sp.page_key = ${path})
+        LIMIT 1`.compile(d.builder);
   },
 
   /** The goals the site's conversion rollups were built for (migration 1765500000000). */
@@ -494,9 +499,15 @@ export class StatsRepository {
     return row === undefined ? 0 : Number(toMillis(row.longest));
   }
 
-  /** Whether no session of the site is queued for `aggregate` (StatsQuery.settledPages). */
-  async nothingQueued(siteId: number): Promise<boolean> {
-    return (await this.db.run(sharedStatements.queuedSession(siteId))).length === 0;
+  /**
+   * Whether session_pages holds every derived session of the site under `path` that has a
+   * pageview of it (StatsQuery.pageRowsCurrent). A session's rows are written with its row in
+   * `sessions`, and a session only gains hits: they can lack a path only for a queued session,
+   * one of whose new hits is a pageview of it. A queued session's figures are those of its row
+   * on either path; so while none lacks the path, its rows select what testing the hits selects.
+   */
+  async pageRowsCurrent(siteId: number, path: string): Promise<boolean> {
+    return (await this.db.run(sharedStatements.stalePageRow(siteId, path))).length === 0;
   }
 
   /** The site's goals for conversion counts, and whether the conversion rollups hold them. */

@@ -5,7 +5,7 @@ import { Interval, ReportRange } from '../date-range';
 import { ParameterError } from '../parameter-error';
 import { RangeQuery, reportRange } from '../report-range';
 import { conditionsOnSeveralAttributes, type StatsFilter } from '../sql/session-filter';
-import { mayReadSessionPages } from '../sql/session-pages';
+import { pageOfCondition } from '../sql/session-pages';
 import { StatsRepository } from '../stats.repository';
 import { parseFilters } from './filters';
 
@@ -43,8 +43,8 @@ export interface StatsQuery {
    * among those started at most that long before it (pageviews-by-session.ts, crossing).
    */
   readonly longestSessionMillis?: number;
-  /** Under a condition session_pages may answer: no session of the site was queued (SessionScope.settledPages). */
-  readonly settledPages?: boolean;
+  /** Under a condition session_pages may answer: its rows of the path were current (SessionScope.pageRowsCurrent). */
+  readonly pageRowsCurrent?: boolean;
 }
 
 /** The same query over another range (comparisons). */
@@ -66,7 +66,7 @@ export interface ReportParams extends RangeQuery {
  * attributes that conditions on two attributes or more select are read once, and listed when
  * they are few, so that the statements name them (SessionScope.combinations). Under filters, the
  * site's longest session is read too (StatsQuery.longestSessionMillis), and under a condition
- * session_pages may answer, whether the site has a session queued (StatsQuery.settledPages).
+ * session_pages may answer, whether its rows of the path are current (StatsQuery.pageRowsCurrent).
  */
 @Injectable()
 export class StatsQueryParser {
@@ -85,7 +85,8 @@ export class StatsQueryParser {
       : undefined;
     const longestSessionMillis =
       filters.length > 0 ? await this.stats.longestSessionMillis(site.id) : undefined;
-    const settledPages = mayReadSessionPages(filters) ? await this.stats.nothingQueued(site.id) : undefined;
+    const path = pageOfCondition(filters);
+    const pageRowsCurrent = path === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, path);
     return {
       site: {
         id: site.id,
@@ -99,7 +100,7 @@ export class StatsQueryParser {
       limit: params.limit,
       ...(combinations === undefined ? {} : { combinations }),
       ...(longestSessionMillis === undefined ? {} : { longestSessionMillis }),
-      ...(settledPages === undefined ? {} : { settledPages }),
+      ...(pageRowsCurrent === undefined ? {} : { pageRowsCurrent }),
     };
   }
 

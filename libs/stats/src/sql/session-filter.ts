@@ -25,10 +25,11 @@ export interface SessionScope {
    */
   readonly combinations?: readonly string[];
   /**
-   * True when no session of the site was queued for `aggregate` as the request was parsed
-   * (StatsQueryParser, under a condition session_pages may answer): session-pages.ts.
+   * True when session_pages held, as the request was parsed, every derived session of the site
+   * under each path of the `page==` condition's that its hits have (StatsQueryParser, under a
+   * condition session_pages may answer): session-pages.ts.
    */
-  readonly settledPages?: boolean;
+  readonly pageRowsCurrent?: boolean;
 }
 
 /**

@@ -2,7 +2,7 @@ import { mariadbDialect } from '@app/db/dialect';
 import { sql } from 'kysely';
 import { STEP_KEY_CHARS } from '../definitions';
 import type { SessionScope, StatsFilter } from './session-filter';
-import { mayReadSessionPages, sessionPagesPath, sessionsSource } from './session-pages';
+import { pageOfCondition, sessionPagesPath, sessionsSource } from './session-pages';
 
 const page = (text: string, more: Partial<StatsFilter> = {}): StatsFilter => ({
   dimension: 'page',
@@ -14,20 +14,20 @@ const page = (text: string, more: Partial<StatsFilter> = {}): StatsFilter => ({
 const settled = (filters: StatsFilter[], more: Partial<SessionScope> = {}): SessionScope => ({
   site: { id: 7 },
   filters,
-  settledPages: true,
+  pageRowsCurrent: true,
   ...more,
 });
 
 describe('which requests read session_pages', () => {
-  it('reads it for page== one whole path, once nothing is queued', () => {
+  it('reads it for page== one whole path, while its rows of the path are current', () => {
     expect(sessionPagesPath(settled([page('/pricing')]))).toBe('/pricing');
     // A literal trailing `*` (escaped in the filter) is a whole path.
     expect(sessionPagesPath(settled([page('/sale*')]))).toBe('/sale*');
   });
 
-  it('reads the hits while a session of the site is queued, or was not asked about, and on the raw path', () => {
-    expect(sessionPagesPath(settled([page('/pricing')], { settledPages: false }))).toBeUndefined();
-    expect(sessionPagesPath(settled([page('/pricing')], { settledPages: undefined }))).toBeUndefined();
+  it('reads the hits while a queued session has gained the path, or when that was not asked, and on the raw path', () => {
+    expect(sessionPagesPath(settled([page('/pricing')], { pageRowsCurrent: false }))).toBeUndefined();
+    expect(sessionPagesPath(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
     expect(sessionPagesPath(settled([page('/pricing')], { tables: 'raw' }))).toBeUndefined();
   });
 
@@ -48,7 +48,7 @@ describe('which requests read session_pages', () => {
       [],
     ];
     for (const filters of cases) {
-      expect(mayReadSessionPages(filters)).toBe(false);
+      expect(pageOfCondition(filters)).toBeUndefined();
       expect(sessionPagesPath(settled(filters))).toBeUndefined();
     }
   });
@@ -56,9 +56,9 @@ describe('which requests read session_pages', () => {
   it('reads the hits for a path as long as page_key or longer, which its key does not tell apart', () => {
     const under = 'x'.repeat(STEP_KEY_CHARS - 1);
     expect(sessionPagesPath(settled([page(under)]))).toBe(under);
-    expect(mayReadSessionPages([page('x'.repeat(STEP_KEY_CHARS))])).toBe(false);
+    expect(pageOfCondition([page('x'.repeat(STEP_KEY_CHARS))])).toBeUndefined();
     // Characters, not UTF-16 units: 254 emoji fit.
-    expect(mayReadSessionPages([page('😀'.repeat(STEP_KEY_CHARS - 1))])).toBe(true);
+    expect(pageOfCondition([page('😀'.repeat(STEP_KEY_CHARS - 1))])).toBe('😀'.repeat(STEP_KEY_CHARS - 1));
   });
 });
 
@@ -78,7 +78,7 @@ describe('what a statement reads its sessions from', () => {
   });
 
   it('the sessions table otherwise', () => {
-    const { pages, sql: compiled } = text(settled([page('/pricing')], { settledPages: false }));
+    const { pages, sql: compiled } = text(settled([page('/pricing')], { pageRowsCurrent: false }));
     expect(pages).toBe(false);
     expect(compiled.sql).toBe('SELECT 1 FROM sessions s');
   });

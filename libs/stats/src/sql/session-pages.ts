@@ -64,8 +64,11 @@ export function sessionPagesDelete(
   return sql`${sql.raw(deleteWithIndex)} WHERE ${siteKeysWhere(new Map([[siteId, sessionIds]]))}`;
 }
 
-/** The one condition a request may read session_pages for: `page==` one whole path that fits in page_key. */
-function onePage(filters: readonly StatsFilter[]): string | undefined {
+/**
+ * The path of the one condition a request may read session_pages for, `page==` one whole path
+ * shorter than page_key, or undefined.
+ */
+export function pageOfCondition(filters: readonly StatsFilter[]): string | undefined {
   if (filters.length !== 1) return undefined;
   const [f] = filters;
   if (f.dimension !== 'page' || f.operator !== '==' || f.values.length !== 1) return undefined;
@@ -77,19 +80,16 @@ function onePage(filters: readonly StatsFilter[]): string | undefined {
 
 /**
  * The path whose session_pages rows are the sessions `scope` selects, or undefined: its one
- * condition is `page==` one whole path (onePage), it is not the raw path, and no session of its
- * site was queued when the request was parsed (`settledPages`). A queued session's row is as
- * `aggregate` last derived it, but the raw condition tests its hits as they are now: with none
- * queued, a session has a row under a path exactly when one of its pageviews has that path.
+ * condition is `page==` one whole path (pageOfCondition), it is not the raw path, and those rows
+ * were current as the request was parsed (`pageRowsCurrent`: no queued session had gained a
+ * pageview of the path since it was last derived; StatsRepository.pageRowsCurrent). A session
+ * then has a row under the path exactly when one of its hits is a pageview of it, which is what
+ * the raw condition tests, and the row holds what its row in `sessions` holds.
  */
 export function sessionPagesPath(scope: SessionScope): string | undefined {
-  if (scope.tables === 'raw' || scope.settledPages !== true) return undefined;
-  return onePage(scope.filters);
+  if (scope.tables === 'raw' || scope.pageRowsCurrent !== true) return undefined;
+  return pageOfCondition(scope.filters);
 }
-
-/** Whether the request may read session_pages, before its site's queue is looked at (StatsQueryParser). */
-export const mayReadSessionPages = (filters: readonly StatsFilter[]): boolean =>
-  onePage(filters) !== undefined;
 
 /**
  * What a statement over the sessions of `scope` reads, as `alias`: the sessions table, or the
