@@ -7,6 +7,7 @@ import {
   SiteContext,
   StatsQuery,
   StatsQueryParser,
+  StatsRepository,
 } from '@app/stats';
 import { sql } from 'kysely';
 import request from 'supertest';
@@ -587,6 +588,9 @@ describe('Rollup path = raw path (parity)', () => {
       [site.id],
     );
     expect(Number(queuedNow)).toBe(2);
+    // A backlog past the bound of the check leaves the request to test the hits.
+    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, '/pricing', 2)).toBe(true);
+    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, '/pricing', 1)).toBe(false);
     for (const [path, current] of [
       ['/pricing', true],
       ['/blog/a', false],

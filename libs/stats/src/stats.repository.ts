@@ -34,7 +34,7 @@ import {
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
-import { SESSION_PAGES, sessionsSource } from './sql/session-pages';
+import { PAGE_CHECK_QUEUE, SESSION_PAGES, sessionsSource } from './sql/session-pages';
 import { soleAttributeOf } from './query/filters';
 import {
   combinationSelected,
@@ -313,18 +313,30 @@ export const sharedStatements = {
   },
 
   /**
-   * One row when a derived session of the site queued for `aggregate` has a pageview of `path`
-   * (a whole path, shorter than page_key) that its rows in session_pages lack: a hit imported
-   * since it was last derived. The queue is read, and each queued session's hits by session.
+   * How many sessions of the site are queued for `aggregate` (`queued`, counted up to
+   * `queueLimit` + 1), and among them (when there are no more) whether a derived one has a
+   * pageview of `path` (a whole path, shorter than page_key) that its rows in session_pages lack
+   * (`stale`): a hit imported since it was last derived. Each queued session's hits are read
+   * by session.
    */
-  stalePageRow(siteId: number, path: string): ReportStatement<{ stale: number }> {
+  stalePageRows(
+    siteId: number,
+    path: string,
+    queueLimit: number,
+  ): ReportStatement<{ queued: number | string; stale: number | string | null }> {
     return (d) =>
-      sql<{ stale: number }>`SELECT 1 AS stale FROM dirty_sessions q
-        ${sql.raw(d.orderedJoin)} ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))} ON h.site_id = q.site_id AND h.session_id = q.session_id
-        WHERE q.site_id = ${siteId} AND h.type = 'pageview' AND h.step_key = ${path}
+      sql<{
+        queued: number | string;
+        stale: number | string | null;
+      }>`SELECT COUNT(*) AS queued, MAX(CASE WHEN EXISTS (
+          SELECT 1 FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))}
+          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND h.step_key = ${path})
           AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = q.site_id AND s.session_id = q.session_id)
           AND NOT EXISTS (SELECT 1 FROM ${sql.raw(SESSION_PAGES)} sp WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND sp.page_key = ${path})
-        LIMIT 1`.compile(d.builder);
+        THEN 1 ELSE 0 END) AS stale
+        FROM (SELECT site_id, session_id FROM dirty_sessions WHERE site_id = ${siteId} LIMIT ${sql.lit(queueLimit + 1)}) q`.compile(
+        d.builder,
+      );
   },
 
   /** The goals the site's conversion rollups were built for (migration 1765500000000). */
@@ -505,9 +517,12 @@ export class StatsRepository {
    * `sessions`, and a session only gains hits: they can lack a path only for a queued session,
    * one of whose new hits is a pageview of it. A queued session's figures are those of its row
    * on either path; so while none lacks the path, its rows select what testing the hits selects.
+   * With more than PAGE_CHECK_QUEUE sessions queued (a backlog), the request tests the hits
+   * instead of reading them all first.
    */
-  async pageRowsCurrent(siteId: number, path: string): Promise<boolean> {
-    return (await this.db.run(sharedStatements.stalePageRow(siteId, path))).length === 0;
+  async pageRowsCurrent(siteId: number, path: string, queueLimit = PAGE_CHECK_QUEUE): Promise<boolean> {
+    const [row] = await this.db.run(sharedStatements.stalePageRows(siteId, path, queueLimit));
+    return Number(row.queued) <= queueLimit && Number(row.stale ?? 0) === 0;
   }
 
   /** The site's goals for conversion counts, and whether the conversion rollups hold them. */

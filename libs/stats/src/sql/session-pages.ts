@@ -34,6 +34,13 @@ export const SESSION_PAGE_COLUMNS = [
   ...SESSION_ENGAGEMENT_COLUMNS,
 ] as const;
 
+/**
+ * How many queued sessions of a site a request reads the hits of, at most, to tell whether
+ * session_pages is current for its path (StatsRepository.pageRowsCurrent): each costs a few
+ * index entries; a backlog past it leaves the request to test the hits.
+ */
+export const PAGE_CHECK_QUEUE = 20_000;
+
 /** session_pages by session: what `aggregate` deletes before it writes a re-derived session's rows. */
 export const SESSION_PAGES_BY_SESSION = 'ix_session_pages_session';
 
