@@ -219,7 +219,8 @@ export function selectsFewCombinations(scope: SessionScope): boolean {
  * The same selection for rows that carry a session id (hits, orders) aliased `row`: their
  * session is selected. A row whose session `aggregate` has not derived yet belongs to no
  * selected session (as it has no attributes yet). `bySession` as for sessionSelected. Under
- * `page==` one path with nothing queued (sessionPagesPath), the session's row in session_pages.
+ * `page==` one path whose session_pages rows are current (sessionPagesPath), the session's row
+ * there under that path.
  */
 export function rowOfSelectedSession(
   scope: SessionScope,
