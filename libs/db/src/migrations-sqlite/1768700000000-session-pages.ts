@@ -38,6 +38,8 @@ export class SqliteSessionPages1768700000000 implements MigrationInterface {
       scroll_25_49 INTEGER NOT NULL,
       scroll_50_74 INTEGER NOT NULL,
       scroll_75_100 INTEGER NOT NULL,
+      entry_hash BLOB AS (${dialect.md5Bytes('entry_path')}) VIRTUAL,
+      exit_hash BLOB AS (${dialect.md5Bytes('exit_path')}) VIRTUAL,
       PRIMARY KEY (site_id, page_key, started_at, session_id)
     ) WITHOUT ROWID`);
     await q.query(`CREATE INDEX ${SESSION_PAGES_BY_SESSION} ON session_pages (site_id, session_id)`);

@@ -436,6 +436,9 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'scroll_25_49 INTEGER',
       'scroll_50_74 INTEGER',
       'scroll_75_100 INTEGER',
+      // Generated from the entry and exit page, as in sessions.
+      'entry_hash BLOB NULL',
+      'exit_hash BLOB NULL',
     ],
     primaryKey: ['site_id', 'page_key', 'started_at', 'session_id'],
     withoutRowid: true,

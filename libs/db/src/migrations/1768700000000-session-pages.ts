@@ -6,7 +6,8 @@ import { dialectForServerVersion } from '../dialect';
 /**
  * `session_pages` (libs/stats/src/sql/session-pages.ts): each derived session once for every
  * path it has a pageview of, keyed by site, path (as hits.step_key keeps it), start and session,
- * with the columns deriving it writes, as the sessions table types them. A request under
+ * with the columns deriving it writes, as the sessions table types them, and the entry and exit
+ * pages' hashes generated as there (migration 1767700000000). A request under
  * `page==` one path reads the range's sessions of that path as one range of the key, where the
  * sessions table tests each session of the range against its hits. `aggregate` writes a session's
  * rows with its row in `sessions`; this fills them from the derived sessions and their pageviews.
@@ -42,6 +43,8 @@ export class SessionPages1768700000000 implements MigrationInterface {
       scroll_25_49 INT UNSIGNED NOT NULL,
       scroll_50_74 INT UNSIGNED NOT NULL,
       scroll_75_100 INT UNSIGNED NOT NULL,
+      entry_hash BINARY(16) AS (UNHEX(MD5(entry_path))) VIRTUAL,
+      exit_hash BINARY(16) AS (UNHEX(MD5(exit_path))) VIRTUAL,
       PRIMARY KEY (site_id, page_key, started_at, session_id),
       KEY ${SESSION_PAGES_BY_SESSION} (site_id, session_id)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`);
