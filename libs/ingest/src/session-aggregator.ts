@@ -30,6 +30,7 @@ import { PurchasedSession, purchaseRollupDeltas } from '@app/stats/rollups/purch
 import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
 import {
+  DERIVED_SESSION_COLUMNS,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
   sessionPagesDelete,
@@ -88,25 +89,8 @@ export interface AggregateSummary {
   goalSites: number;
 }
 
-const SESSION_COLUMNS = [
-  'site_id',
-  'session_id',
-  'visitor_id',
-  'started_at',
-  'ended_at',
-  'hits',
-  'pageviews',
-  'events',
-  'purchases',
-  'is_bounce',
-  'duration_seconds',
-  'entry_path',
-  'exit_path',
-  ...SESSION_ATTRIBUTES,
-  'purchased',
-  ...SESSION_ENGAGEMENT_COLUMNS,
-  'visitor_first_at',
-];
+/** What deriveSessionsStatement writes, in its order: what deriving writes, then the visitor's first session. */
+const SESSION_COLUMNS = [...DERIVED_SESSION_COLUMNS, 'visitor_first_at'];
 
 const VISITOR_COLUMNS = ['site_id', 'visitor_id', 'first_session_at'];
 /** Rows per INSERT into visitors: 1,500 parameters, well under SQLite's limit. */

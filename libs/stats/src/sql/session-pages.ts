@@ -16,10 +16,15 @@ import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
  */
 export const SESSION_PAGES = 'session_pages';
 
-/** The sessions columns a session's rows in session_pages repeat: all that deriving it writes. */
-export const SESSION_PAGE_COLUMNS = [
+/**
+ * The columns of `sessions` that deriving a session writes, in the order `aggregate` writes them
+ * (deriveSessionsStatement); `visitor_first_at` is set after (copyFirstSessions).
+ */
+export const DERIVED_SESSION_COLUMNS = [
+  'site_id',
   'session_id',
   'visitor_id',
+  'started_at',
   'ended_at',
   'hits',
   'pageviews',
@@ -33,6 +38,11 @@ export const SESSION_PAGE_COLUMNS = [
   'purchased',
   ...SESSION_ENGAGEMENT_COLUMNS,
 ] as const;
+
+/** The sessions columns a session's rows in session_pages repeat beside their key's site_id and started_at. */
+export const SESSION_PAGE_COLUMNS = DERIVED_SESSION_COLUMNS.filter(
+  (c) => c !== 'site_id' && c !== 'started_at',
+);
 
 /**
  * How many queued sessions of a site a request reads the hits of, at most, to tell whether
