@@ -34,7 +34,12 @@ import {
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
 import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
-import { PAGE_CHECK_QUEUE, SESSION_PAGES, sessionsSource } from './sql/session-pages';
+import {
+  PAGE_CHECK_QUEUE,
+  SESSION_PAGES,
+  SESSION_PAGES_BY_SESSION,
+  sessionsSource,
+} from './sql/session-pages';
 import { soleAttributeOf } from './query/filters';
 import {
   combinationSelected,
@@ -332,7 +337,7 @@ export const sharedStatements = {
           SELECT 1 FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))}
           WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND h.step_key = ${path})
           AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = q.site_id AND s.session_id = q.session_id)
-          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(SESSION_PAGES)} sp WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND sp.page_key = ${path})
+          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))} WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND sp.page_key = ${path})
         THEN 1 ELSE 0 END) AS stale
         FROM (SELECT site_id, session_id FROM dirty_sessions WHERE site_id = ${siteId} LIMIT ${sql.lit(queueLimit + 1)}) q`.compile(
         d.builder,

@@ -33,6 +33,13 @@ describe('a page condition: the indexes its hits are read through', () => {
     );
   });
 
+  it('looks the session up in session_pages by its index while those rows are current', () => {
+    const text = rendered(rowOfSelectedSession({ ...scope, pageRowsCurrent: true }, 'o'));
+    expect(text).toContain('FROM session_pages fs FORCE INDEX (ix_session_pages_session) WHERE fs.site_id =');
+    expect(text).toContain('AND fs.page_key = ?');
+    expect(text).not.toContain('hits');
+  });
+
   it('names the session index alone where each tested session is looked up by key (a range’s orders)', () => {
     const text = rendered(rowOfSelectedSession(scope, 'o', true));
     expect(text).toContain('FROM hits fp FORCE INDEX (ix_hits_site_session) WHERE fp.site_id = ?');

@@ -4,7 +4,7 @@ import { anyGoal, GoalDefinition } from '../conversions';
 import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
-import { SESSION_PAGES, sessionPagesPath } from './session-pages';
+import { SESSION_PAGES, SESSION_PAGES_BY_SESSION, sessionPagesPath } from './session-pages';
 
 /** A parsed condition, with the site's goals it names when it is on `goal` (StatsQueryParser resolves them). */
 export interface StatsFilter extends FilterCondition {
@@ -230,8 +230,11 @@ export function rowOfSelectedSession(
   if (scope.filters.length === 0) return null;
   const path = sessionPagesPath(scope);
   if (path !== undefined) {
-    // The session's row under the path (session-pages.ts), by SESSION_PAGES_BY_SESSION, which holds page_key.
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(SESSION_PAGES)} fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND fs.page_key = ${path})`;
+    // The session's row under the path (session-pages.ts), through SESSION_PAGES_BY_SESSION
+    // (which holds page_key) whatever the statistics say: the key's (site, page_key) prefix
+    // would read every row of the path for each session.
+    const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
+    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND fs.page_key = ${path})`;
   }
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }
