@@ -471,7 +471,9 @@ describe('filters (SPEC §3)', () => {
   });
 
   // The event hits of the selected sessions are read through those sessions: a session without
-  // pageviews holds events too, and one that started before the range holds its in-range events.
+  // pageviews holds events too, one that started before the range holds its in-range events, and
+  // one that ends after it holds events past its end. A settled session's are read from its
+  // event buckets (two hits of K in one quarter hour), a queued one's from its hits.
   it('events under filters: sessions without pageviews, one of them started before the range', async () => {
     const lone = await env.site({ members: [user] });
     await env.registerEvent(lone, 'signup');
@@ -483,6 +485,9 @@ describe('filters (SPEC §3)', () => {
       event(lone, 'I', '2026-05-04T09:00:00Z', 'signup', nz),
       pageview(lone, 'J', '2026-05-04T09:30:00Z', '/x', au),
       event(lone, 'J', '2026-05-04T09:31:00Z', 'signup', au),
+      event(lone, 'K', '2026-05-05T23:50:00Z', 'signup', nz),
+      event(lone, 'K', '2026-05-05T23:52:00Z', 'signup', nz),
+      event(lone, 'K', '2026-05-06T00:01:00Z', 'signup', nz),
     ]);
     expect(imported.rejections).toEqual([]);
     await env.aggregate();
@@ -495,10 +500,16 @@ describe('filters (SPEC §3)', () => {
       const [row] = res.body.data as Array<{ occurrences: number; sessions: number }>;
       return [row.occurrences, row.sessions];
     };
-    expect(await signups('')).toEqual([3, 3]); // H's in-range event, I, J
-    expect(await signups('country==NZ')).toEqual([2, 2]); // H, I: no pageviews
+    expect(await signups('')).toEqual([5, 4]); // H's in-range event, I, J, K's two in-range events
+    expect(await signups('country==NZ')).toEqual([4, 3]); // H, I, K: no pageviews
     expect(await signups('country!=NZ')).toEqual([1, 1]); // J
     expect(await signups('page==/x')).toEqual([1, 1]); // J
+    // A late hit queues I: its events are read from its hits as they are now.
+    const late = await env.importHits([event(lone, 'I', '2026-05-04T09:05:00Z', 'signup', nz)]);
+    expect(late.rejections).toEqual([]);
+    expect(await signups('')).toEqual([6, 4]);
+    expect(await signups('country==NZ')).toEqual([5, 3]); // H, I twice, K twice
+    expect(await signups('country!=NZ')).toEqual([1, 1]); // J
   });
 
   it('engagement: a visitor is returning by their first session of any kind, whatever the filters', async () => {

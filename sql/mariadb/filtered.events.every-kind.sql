@@ -87,17 +87,18 @@ FROM
         SELECT
           `r`.`id` AS `event_id`,
           `h`.`session_id`,
-          COUNT(*) AS `n`
+          SUM(h.n) AS `n`
         FROM
           `registered_events` AS `r`
           INNER JOIN (
             SELECT
-              h.step_key AS step_key,
-              h.session_id AS session_id
+              b.name AS step_key,
+              b.session_id AS session_id,
+              b.hits AS n
             FROM
               sessions s
-              STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
-              AND h.session_id = `s`.`session_id`
+              STRAIGHT_JOIN session_event_buckets b ON b.site_id = ?
+              AND b.session_id = `s`.`session_id`
             WHERE
               (
                 `s`.`site_id` = ?
@@ -169,17 +170,17 @@ FROM
                   q.site_id = `s`.`site_id`
                   AND q.session_id = `s`.`session_id`
               )
-              AND h.type = 'event'
-              AND h.ts >= ?
-              AND h.ts < ?
+              AND b.bucket >= ?
+              AND b.bucket < ?
             UNION ALL
             SELECT
-              h.step_key AS step_key,
-              h.session_id AS session_id
+              b.name AS step_key,
+              b.session_id AS session_id,
+              b.hits AS n
             FROM
               sessions s
-              STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
-              AND h.session_id = `s`.`session_id`
+              STRAIGHT_JOIN session_event_buckets b ON b.site_id = ?
+              AND b.session_id = `s`.`session_id`
             WHERE
               s.site_id = ?
               AND s.started_at < ?
@@ -240,13 +241,13 @@ FROM
                   q.site_id = `s`.`site_id`
                   AND q.session_id = `s`.`session_id`
               )
-              AND h.type = 'event'
-              AND h.ts >= ?
-              AND h.ts < ?
+              AND b.bucket >= ?
+              AND b.bucket < ?
             UNION ALL
             SELECT
               h.step_key AS step_key,
-              h.session_id AS session_id
+              h.session_id AS session_id,
+              1 AS n
             FROM
               dirty_sessions q
               JOIN sessions qs ON qs.site_id = q.site_id

@@ -5,6 +5,7 @@ import {
   conversionRollupsMayAnswer,
   decideTable,
   decideVisitorCount,
+  eventBucketsMayAnswer,
   orderRollupsMayAnswer,
   storedConversionsMayAnswer,
   storedGoalsMayAnswer,
@@ -306,6 +307,17 @@ describe('order rollups', () => {
     const q = query('');
     const ragged = [{ startUtc: new Date(q.range.startUtc.getTime() + 60_000) }];
     expect(orderRollupsMayAnswer(q, ragged as never)).toBe(false);
+  });
+});
+
+describe('event buckets', () => {
+  it("reads the selected sessions' event hits from their buckets over whole quarter hours, off the raw path", () => {
+    expect(eventBucketsMayAnswer(query('page==/pricing'))).toBe(true);
+    expect(eventBucketsMayAnswer(query(''))).toBe(true);
+    expect(eventBucketsMayAnswer({ ...query('page==/pricing'), tables: 'raw' })).toBe(false);
+    const q = query('country==DE');
+    const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
+    expect(eventBucketsMayAnswer({ ...q, range: ragged })).toBe(false);
   });
 });
 

@@ -296,6 +296,15 @@ export function eventRollupsMayAnswer(query: StatsQuery): boolean {
 }
 
 /**
+ * Whether the selected sessions' event hits of the range may be read from their rows of
+ * session_event_buckets (sql/pageviews-by-session.ts eventsThroughSessions): whole quarter hours,
+ * the buckets of those rows, outside the raw path.
+ */
+export function eventBucketsMayAnswer(query: StatsQuery): boolean {
+  return query.tables !== 'raw' && rollupCovers(query.range);
+}
+
+/**
  * Whether visitor sketches could count this query's visitors (libs/stats/src/rollups/
  * visitor-sketch.ts): the site's sketches hold every session of a site, those by attribute
  * value (visitor_value_sketches) the sessions of one value, so no filter or filters on one

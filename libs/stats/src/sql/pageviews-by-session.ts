@@ -10,7 +10,7 @@ import { andAlso, sessionSelected } from './session-filter';
 import { sessionsSource } from './session-pages';
 import { where } from './where';
 import { isSecondsSum, SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
-import { decideTable } from '../plan/table-decider';
+import { decideTable, eventBucketsMayAnswer } from '../plan/table-decider';
 import { rollupParts, unionAllOf } from '../rollups/day-split';
 import {
   Aggregate,
@@ -228,7 +228,76 @@ export function hitsThroughSessions(
   columns: (session: string) => RawBuilder<unknown>,
   ofRange: RawBuilder<unknown> = sql`1 = 1`,
 ): RawBuilder<unknown> {
+  const hits = hitRowsOfSessions(d, query, type, columns);
+  return throughSessions(query, type, hits, hits, ofRange);
+}
+
+/**
+ * `SELECT step_key, session_id, n UNION ALL …`: the event hits of the range of the selected
+ * sessions, as hitsThroughSessions(`event`) reads them, `n` hits of the name `step_key` a row
+ * (rows of one session and name add up). A settled session's are read from its rows of
+ * session_event_buckets (libs/stats/src/rollups/event-rollup.ts: its event hits by name and
+ * 15-minute UTC bucket, written in the transaction that derives it, so they are its hits as its
+ * row reflects them) in the range's buckets: when the range is whole quarter hours
+ * (eventBucketsMayAnswer), a hit is in the range exactly when its bucket is. A queued
+ * session's are read from its hits as they are now. Those rows hold a session's event hits and
+ * nothing else, next to each other by session: at 10M pageviews under page==/pricing (680k
+ * sessions) each session's index range of hits held its pageviews too.
+ */
+export function eventsThroughSessions(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
   const { startUtc, endUtc } = query.range;
+  const hits = hitRowsOfSessions(
+    d,
+    query,
+    'event',
+    () => sql`h.step_key AS step_key, h.session_id AS session_id, 1 AS n`,
+  );
+  if (!eventBucketsMayAnswer(query)) return throughSessions(query, 'event', hits, hits);
+  const buckets: SessionRows = {
+    columns: () => sql`b.name AS step_key, b.session_id AS session_id, b.hits AS n`,
+    join: (session) =>
+      sql`${sql.raw(d.orderedJoin)} session_event_buckets b ON b.site_id = ${query.site.id} AND b.session_id = ${col(session, 'session_id')}`,
+    where: sql`b.bucket >= ${startUtc} AND b.bucket < ${endUtc}`,
+  };
+  return throughSessions(query, 'event', buckets, hits);
+}
+
+/** How a session's rows are read: joined after it, under a condition, these columns. */
+interface SessionRows {
+  columns: (session: string) => RawBuilder<unknown>;
+  join: (session: string) => RawBuilder<unknown>;
+  where: RawBuilder<unknown>;
+}
+
+/** A session's hits of `type` in the range, through HITS_BY_SESSION. */
+function hitRowsOfSessions(
+  d: SqlDialect,
+  query: StatsQuery,
+  type: 'pageview' | 'event',
+  columns: (session: string) => RawBuilder<unknown>,
+): SessionRows {
+  const { startUtc, endUtc } = query.range;
+  return {
+    columns,
+    join: (session) =>
+      sql`${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${query.site.id} AND h.session_id = ${col(session, 'session_id')}`,
+    where: sql`h.type = ${sql.lit(type)} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`,
+  };
+}
+
+/**
+ * The rows of the three sets of sessions of hitsThroughSessions: `settledRows` of the settled
+ * ones (started in the range, for which `ofRange` holds; started before it and ending in or
+ * after its start), `queuedRows` of the queued ones.
+ */
+function throughSessions(
+  query: StatsQuery,
+  type: 'pageview' | 'event',
+  settledRows: SessionRows,
+  queuedRows: SessionRows,
+  ofRange: RawBuilder<unknown> = sql`1 = 1`,
+): RawBuilder<unknown> {
+  const { startUtc } = query.range;
   const site = query.site.id;
   // A settled session without pageviews holds none to read (sessions keep no count of events).
   const holds = type === 'pageview' ? sql` AND s.pageviews > 0` : sql``;
@@ -236,23 +305,20 @@ export function hitsThroughSessions(
   // Unfiltered, a queued session without a row yet still counts (the raw LEFT JOIN); under
   // filters it belongs to no selected session.
   const queuedRow = queuedSelected === null ? sql`LEFT JOIN` : sql`JOIN`;
-  const hits = (session: string) =>
-    sql`${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${site} AND h.session_id = ${col(session, 'session_id')}`;
-  const ofType = sql`h.type = ${sql.lit(type)} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`;
   // The settled sessions from session_pages where it answers (sessionsSource); the queued ones
   // are tested against their hits as they are now.
   const source = sessionsSource(query, 's');
   const selectedBefore = source.pages ? null : sessionSelected(query, 's');
-  return sql`SELECT ${columns('s')} FROM ${source.raw} ${hits('s')}
-      WHERE ${where.sessions(query, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${ofType}
+  return sql`SELECT ${settledRows.columns('s')} FROM ${source.raw} ${settledRows.join('s')}
+      WHERE ${where.sessions(query, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${settledRows.where}
     UNION ALL
-    SELECT ${columns('s')} FROM ${source.raw} ${hits('s')}
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(selectedBefore)} AND ${settled('s')} AND ${ofType}
+    SELECT ${settledRows.columns('s')} FROM ${source.raw} ${settledRows.join('s')}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(selectedBefore)} AND ${settled('s')} AND ${settledRows.where}
     UNION ALL
-    SELECT ${columns('qs')} FROM dirty_sessions q
+    SELECT ${queuedRows.columns('qs')} FROM dirty_sessions q
       ${queuedRow} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${andAlso(queuedSelected)}
-      ${hits('q')}
-      WHERE q.site_id = ${site} AND ${ofType}`;
+      ${queuedRows.join('q')}
+      WHERE q.site_id = ${site} AND ${queuedRows.where}`;
 }
 
 /** A session whose row reflects all its hits: not queued for aggregation. */
