@@ -127,6 +127,10 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.session-totals.one-page': sharedStatements.sessionTotals(onePage, ['sessions', 'visitors']),
   'filtered.pageview-totals.one-page': sharedStatements.pageviewTotals(onePage, ['pageviews']),
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
+  'filtered.conversions.stored-converted-counts.one-page': conversionsStatements.storedConvertedCounts(
+    onePage,
+    goals,
+  ),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),
   'filtered.top-lists.two-attributes': overviewStatements.topLists(twoAttributes, 10),
   'filtered.funnel.every-kind': funnelStatements.visitorsPerStepBackwards(

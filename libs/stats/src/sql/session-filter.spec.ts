@@ -7,6 +7,7 @@ import {
   selectsFewCombinations,
   SessionScope,
   sessionSelected,
+  settledSessionSelected,
   StatsFilter,
   storedGoalExists,
   storedGoalSelection,
@@ -38,6 +39,21 @@ describe('a page condition: the indexes its hits are read through', () => {
     expect(text).toContain('FROM session_pages fs FORCE INDEX (ix_session_pages_session) WHERE fs.site_id =');
     expect(text).toContain('AND fs.page_key = ?');
     expect(text).not.toContain('hits');
+  });
+
+  it('tests a settled session read by key in session_pages while those rows are current, else by its hits', () => {
+    const current = rendered(settledSessionSelected({ ...scope, pageRowsCurrent: true }, 's'));
+    expect(current).toContain(
+      'FROM session_pages fs FORCE INDEX (ix_session_pages_session) WHERE fs.site_id = `s`.`site_id`',
+    );
+    expect(current).not.toContain('hits');
+    expect(rendered(settledSessionSelected(scope, 's'))).toBe(rendered(sessionSelected(scope, 's')));
+    const two = {
+      ...scope,
+      pageRowsCurrent: true,
+      filters: [page, { ...page, dimension: 'country' as const }],
+    };
+    expect(rendered(settledSessionSelected(two, 's'))).toBe(rendered(sessionSelected(two, 's')));
   });
 
   it('names the session index alone where each tested session is looked up by key (a range’s orders)', () => {

@@ -240,6 +240,18 @@ export function rowOfSelectedSession(
 }
 
 /**
+ * The settled session of sessions row `s`, already read by key, is selected: under `page==` one
+ * path whose session_pages rows are current (sessionPagesPath), its row there under that path,
+ * looked up by session (rowOfSelectedSession); otherwise sessionSelected. A settled session's
+ * rows there are its row's, so the two select the same sessions; the look-up reads one index
+ * entry where the condition tests the session against its hits (or builds the path's set of
+ * sessions from every hit of the path).
+ */
+export function settledSessionSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
+  return sessionPagesPath(scope) === undefined ? sessionSelected(scope, s) : rowOfSelectedSession(scope, s);
+}
+
+/**
  * The selection over a rollup's `value` column, for the rollup of the one session attribute
  * every condition is on (decideTable picks the rollup only then).
  */

@@ -4,7 +4,7 @@ import { SESSION_ATTRIBUTES } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { settled } from './pageviews-by-session';
-import { andAlso, sessionSelected, storedGoalExists } from './session-filter';
+import { andAlso, sessionSelected, settledSessionSelected, storedGoalExists } from './session-filter';
 
 /** 1 where `condition` holds, else 0. */
 export const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
@@ -90,7 +90,7 @@ export function storedConvertedRows(
   })}
     FROM session_goals b ${sql.raw(orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
     WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query, 'b')} AND ${rangeStarts(query)}
-      AND ${settled('s')}${andAlso(sessionSelected(query, 's'))}`;
+      AND ${settled('s')}${andAlso(settledSessionSelected(query, 's'))}`;
   return storedAndQueuedRows(
     query,
     goals,
