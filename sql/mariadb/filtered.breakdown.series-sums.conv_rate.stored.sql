@@ -38,52 +38,94 @@
 --   $36 = "/thank-yov"
 --   $37 = 10
 --   $38 = "/thank-you"
---   $39 = 7
---   $40 = 2026-03-19T23:00:00.000Z
---   $41 = 2026-04-02T22:00:00.000Z
---   $42 = 2026-03-19T23:00:00.000Z
---   $43 = 2026-04-02T22:00:00.000Z
---   $44 = "(direct)"
---   $45 = "/"
---   $46 = 6
---   $47 = "/blog/"
---   $48 = "/thank-you"
---   $49 = 7
---   $50 = "/pricing"
---   $51 = "/docs/"
---   $52 = "/docs0"
---   $53 = 6
---   $54 = "/docs/"
---   $55 = 7
---   $56 = "/thank-you"
---   $57 = "/thank-yov"
---   $58 = 10
---   $59 = "/thank-you"
---   $60 = 2026-03-19T23:00:00.000Z
---   $61 = "signup"
+--   $39 = 1773961200
+--   $40 = 1774047600
+--   $41 = 1774134000
+--   $42 = 1774220400
+--   $43 = 1774306800
+--   $44 = 1774393200
+--   $45 = 1774479600
+--   $46 = 1774566000
+--   $47 = 1774652400
+--   $48 = 1774738800
+--   $49 = 1774821600
+--   $50 = 1774908000
+--   $51 = 1774994400
+--   $52 = 1775080800
+--   $53 = 7
+--   $54 = 2026-03-19T23:00:00.000Z
+--   $55 = 2026-04-02T22:00:00.000Z
+--   $56 = 2026-03-19T23:00:00.000Z
+--   $57 = 2026-04-02T22:00:00.000Z
+--   $58 = "(direct)"
+--   $59 = "/"
+--   $60 = 6
+--   $61 = "/blog/"
 --   $62 = "/thank-you"
---   $63 = "/thank-yov"
---   $64 = 10
---   $65 = "/thank-you"
---   $66 = 7
---   $67 = 2026-03-19T23:00:00.000Z
---   $68 = 2026-04-02T22:00:00.000Z
---   $69 = "(direct)"
---   $70 = "/"
---   $71 = 6
---   $72 = "/blog/"
+--   $63 = 7
+--   $64 = "/pricing"
+--   $65 = "/docs/"
+--   $66 = "/docs0"
+--   $67 = 6
+--   $68 = "/docs/"
+--   $69 = 7
+--   $70 = "/thank-you"
+--   $71 = "/thank-yov"
+--   $72 = 10
 --   $73 = "/thank-you"
---   $74 = 7
---   $75 = "/pricing"
---   $76 = "/docs/"
---   $77 = "/docs0"
---   $78 = 6
---   $79 = "/docs/"
---   $80 = 7
---   $81 = "/thank-you"
---   $82 = "/thank-yov"
---   $83 = 10
---   $84 = "/thank-you"
+--   $74 = 1773961200
+--   $75 = 1774047600
+--   $76 = 1774134000
+--   $77 = 1774220400
+--   $78 = 1774306800
+--   $79 = 1774393200
+--   $80 = 1774479600
+--   $81 = 1774566000
+--   $82 = 1774652400
+--   $83 = 1774738800
+--   $84 = 1774821600
+--   $85 = 1774908000
+--   $86 = 1774994400
+--   $87 = 1775080800
+--   $88 = 2026-03-19T23:00:00.000Z
+--   $89 = "signup"
+--   $90 = "/thank-you"
+--   $91 = "/thank-yov"
+--   $92 = 10
+--   $93 = "/thank-you"
+--   $94 = 7
+--   $95 = 2026-03-19T23:00:00.000Z
+--   $96 = 2026-04-02T22:00:00.000Z
+--   $97 = "(direct)"
+--   $98 = "/"
+--   $99 = 6
+--   $100 = "/blog/"
+--   $101 = "/thank-you"
+--   $102 = 7
+--   $103 = "/pricing"
+--   $104 = "/docs/"
+--   $105 = "/docs0"
+--   $106 = 6
+--   $107 = "/docs/"
+--   $108 = 7
+--   $109 = "/thank-you"
+--   $110 = "/thank-yov"
+--   $111 = 10
+--   $112 = "/thank-you"
+--   $113 = 1773961200
+--   $114 = 1774047600
+--   $115 = 1774134000
+--   $116 = 1774220400
+--   $117 = 1774306800
+--   $118 = 1774393200
+--   $119 = 1774479600
+--   $120 = 1774566000
+--   $121 = 1774652400
+--   $122 = 1774738800
+--   $123 = 1774821600
+--   $124 = 1774908000
+--   $125 = 1774994400
+--   $126 = 1775080800
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -125,10 +167,10 @@ FROM
     FROM
       (
         SELECT
-          z.t,
+          MIN(z.t) AS t,
           z.value,
-          z.num,
-          z.den
+          SUM(z.num) AS num,
+          SUM(z.den) AS den
         FROM
           (
             (
@@ -202,34 +244,53 @@ FROM
                 )
             )
           ) z
+        GROUP BY
+          (
+            INTERVAL (
+              TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `z`.`t`),
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?,
+              ?
+            ) - 1
+          ),
+          `z`.`value`
         UNION ALL
         SELECT
           x.started_at,
-          `x`.`channel`,
+          x.value,
           x.converted,
           0
         FROM
           (
             SELECT
-              `s`.`started_at`,
-              `s`.`channel`,
-              `s`.`source`,
-              `s`.`country`,
-              `s`.`device`,
-              `s`.`browser`,
-              CASE
-                WHEN NOT EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    session_goals stored_goal
-                  WHERE
-                    stored_goal.site_id = `b`.`site_id`
-                    AND stored_goal.session_id = `b`.`session_id`
-                    AND stored_goal.goal_id < `b`.`goal_id`
-                ) THEN 1
-                ELSE 0
-              END AS converted
+              MIN(s.started_at) AS started_at,
+              `s`.`channel` AS value,
+              SUM(
+                CASE
+                  WHEN NOT EXISTS (
+                    SELECT
+                      1
+                    FROM
+                      session_goals stored_goal
+                    WHERE
+                      stored_goal.site_id = `b`.`site_id`
+                      AND stored_goal.session_id = `b`.`session_id`
+                      AND stored_goal.goal_id < `b`.`goal_id`
+                  ) THEN 1
+                  ELSE 0
+                END
+              ) AS converted
             FROM
               session_goals b
               STRAIGHT_JOIN sessions s ON s.site_id = b.site_id
@@ -296,39 +357,58 @@ FROM
                     )
                 )
               )
+            GROUP BY
+              (
+                INTERVAL (
+                  TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `s`.`started_at`),
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?
+                ) - 1
+              ),
+              `s`.`channel`
             UNION ALL
             SELECT
-              `s`.`started_at`,
-              `s`.`channel`,
-              `s`.`source`,
-              `s`.`country`,
-              `s`.`device`,
-              `s`.`browser`,
-              CASE
-                WHEN EXISTS (
-                  SELECT
-                    1
-                  FROM
-                    hits gh FORCE INDEX (ix_hits_site_session)
-                  WHERE
-                    gh.site_id = `s`.`site_id`
-                    AND gh.session_id = `s`.`session_id`
-                    AND gh.ts >= ?
-                    AND (
-                      (
-                        `gh`.`type` = 'event'
-                        AND `gh`.`step_key` = ?
+              MIN(s.started_at) AS started_at,
+              `s`.`channel` AS value,
+              SUM(
+                CASE
+                  WHEN EXISTS (
+                    SELECT
+                      1
+                    FROM
+                      hits gh FORCE INDEX (ix_hits_site_session)
+                    WHERE
+                      gh.site_id = `s`.`site_id`
+                      AND gh.session_id = `s`.`session_id`
+                      AND gh.ts >= ?
+                      AND (
+                        (
+                          `gh`.`type` = 'event'
+                          AND `gh`.`step_key` = ?
+                        )
+                        OR (
+                          `gh`.`type` = 'pageview'
+                          AND `gh`.`step_key` >= ?
+                          AND `gh`.`step_key` < ?
+                          AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
+                        )
                       )
-                      OR (
-                        `gh`.`type` = 'pageview'
-                        AND `gh`.`step_key` >= ?
-                        AND `gh`.`step_key` < ?
-                        AND SUBSTRING(`gh`.`step_key`, 1, ?) = ?
-                      )
-                    )
-                ) THEN 1
-                ELSE 0
-              END AS converted
+                  ) THEN 1
+                  ELSE 0
+                END
+              ) AS converted
             FROM
               dirty_sessions q
               JOIN sessions s ON s.site_id = q.site_id
@@ -384,6 +464,27 @@ FROM
                     )
                 )
               )
+            GROUP BY
+              (
+                INTERVAL (
+                  TIMESTAMPDIFF (SECOND, '1970-01-01 00:00:00', `s`.`started_at`),
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?,
+                  ?
+                ) - 1
+              ),
+              `s`.`channel`
           ) x
       ) AS `cr`
   ) AS `t`

@@ -220,15 +220,26 @@ function metricSource(
         return convertedAndSessions(d, rows);
       }
       // Under filters: the selected sessions as the sessions metric reads them (the attribute
-      // rollups where they answer), and the converted ones from rollups or stored goals.
+      // rollups where they answer), and the converted ones from rollups or stored goals. Each
+      // part is summed by report bucket and value before the union (a row of each group, at its
+      // earliest time: in the same bucket), which MariaDB materialises with each VARCHAR(255)
+      // at its full width: a row a session spilled the 64 MB in-memory temporary table (at 1M
+      // under page==/pricing, 73k sessions: 1.2 s). With one bucket or none, by value alone
+      // (SQLite reads a literal in GROUP BY as a column's place).
+      const byBucket =
+        buckets === undefined || buckets.length < 2
+          ? undefined
+          : (t: RawBuilder<unknown>) => bucketIndex(d, t, [...buckets]);
+      const groups = (t: RawBuilder<unknown>, value: RawBuilder<unknown>) =>
+        byBucket === undefined ? value : sql`${byBucket(t)}, ${value}`;
       const selected = () => {
         const m = metricSource(d, query, { ...request, metric: 'sessions' }, buckets);
-        return sql`SELECT z.t, z.value, z.num, z.den FROM (${m.rows.select([
+        return sql`SELECT MIN(z.t) AS t, z.value, SUM(z.num) AS num, SUM(z.den) AS den FROM (${m.rows.select([
           m.time.as('t'),
           m.value.as('value'),
           sql.lit(0).as('num'),
           m.den.as('den'),
-        ])}) z`;
+        ])}) z GROUP BY ${groups(sql.ref('z.t'), sql.ref('z.value'))}`;
       };
       if (goalAttributeRollupsMayAnswer(query, request.goalsRolledUp ?? false, buckets)) {
         // Conditions on attributes: the converted sessions of the selected combinations from
@@ -255,13 +266,13 @@ function metricSource(
         // the statement below, which joins every selected session of the range to its goal
         // hits, ran past the 10-s budget on every request (BENCHMARKS.md run AW).
         const converted = storedConvertedRows(query, goals, d.orderedJoin, {
-          attributes: true,
+          grouped: { value: dimension, key: byBucket },
           perGoal: false,
         });
         const rows = sql`(
           ${selected()}
           UNION ALL
-          SELECT x.started_at, ${sql.ref(`x.${dimension}`)}, x.converted, 0 FROM (${converted}) x
+          SELECT x.started_at, x.value, x.converted, 0 FROM (${converted}) x
         )`;
         return convertedAndSessions(d, rows);
       }

@@ -215,7 +215,7 @@ export const conversionsStatements = {
     WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query, 'b')} AND b.goal_id IN (${sql.join(selection.base)})${firstBase}
       AND ${rangeStarts(query)} AND ${settled('s')}${andAlso(selection.rest('s'))}`;
       const counted = { ...query, filters: selection.counted };
-      const shape = { attributes: false, session: true, perGoal: true };
+      const shape = { session: true, perGoal: true };
       const rows = storedAndQueuedRows(query, goals, shape, settledRows, sessionSelected(counted, 's', true));
       return sums(goals, rows, true).compile(d.builder);
     };
@@ -231,7 +231,7 @@ export const conversionsStatements = {
     goals: GoalDefinition[],
   ): ReportStatement<Record<string, number | string>> {
     return (d) => {
-      const rows = storedConvertedRows(query, goals, d.orderedJoin, { attributes: false, perGoal: true });
+      const rows = storedConvertedRows(query, goals, d.orderedJoin, { perGoal: true });
       return sums(goals, rows, false).compile(d.builder);
     };
   },

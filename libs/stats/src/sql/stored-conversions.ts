@@ -1,6 +1,6 @@
 import { RawBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition, sessionConverted } from '../conversions';
-import { SESSION_ATTRIBUTES } from '../definitions';
+import type { SessionAttribute } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { settled } from './pageviews-by-session';
@@ -22,8 +22,14 @@ export type ConversionColumns = (row: {
 
 /** The columns of a row of storedAndQueuedRows, beyond `converted`. */
 export interface ConversionRowShape {
-  /** `started_at` and the five attributes of the row's session `s` (SESSION_ATTRIBUTES). */
-  attributes: boolean;
+  /**
+   * Rows summed per group of sessions: `started_at` (the earliest start of the group) and
+   * `value` (the attribute `value` of the row's session `s`), each part of the rows grouped by
+   * that value and, when given, by `key` of the session's start (a report bucket), the counts
+   * summed. MariaDB materialises a `UNION ALL` with each `VARCHAR(255)` at its full width (1 KB
+   * a row): a row a session spilled its 64 MB in-memory temporary table from ~65k sessions on.
+   */
+  grouped?: { value: SessionAttribute; key?: (started: RawBuilder<unknown>) => RawBuilder<unknown> };
   /** `session`: how many selected sessions the row counts. */
   session: boolean;
   /** `goal_0`, `goal_1`, …: whether the row counts a conversion of each goal. */
@@ -44,15 +50,26 @@ export function storedAndQueuedRows(
   settledRows: (columns: ConversionColumns) => RawBuilder<unknown>,
   queuedSelected: RawBuilder<SqlBool> | null,
 ): RawBuilder<unknown> {
+  const { grouped } = shape;
+  const count = (n: RawBuilder<unknown>) => (grouped === undefined ? n : sql`SUM(${n})`);
   const columns: ConversionColumns = (row) =>
     sql.join([
-      ...(shape.attributes ? ['started_at', ...SESSION_ATTRIBUTES].map((a) => sql.ref(`s.${a}`)) : []),
-      ...(shape.session ? [sql`${row.session ?? sql`1`} AS session`] : []),
-      sql`${row.converted} AS converted`,
-      ...(shape.perGoal ? goals.map((g, i) => sql`${row.perGoal(g)} AS ${sql.ref(`goal_${i}`)}`) : []),
+      ...(grouped === undefined
+        ? []
+        : [sql`MIN(s.started_at) AS started_at`, sql`${sql.ref(`s.${grouped.value}`)} AS value`]),
+      ...(shape.session ? [sql`${count(row.session ?? sql`1`)} AS session`] : []),
+      sql`${count(row.converted)} AS converted`,
+      ...(shape.perGoal ? goals.map((g, i) => sql`${count(row.perGoal(g))} AS ${sql.ref(`goal_${i}`)}`) : []),
     ]);
+  const groupBy =
+    grouped === undefined
+      ? sql``
+      : sql` GROUP BY ${sql.join([
+          ...(grouped.key === undefined ? [] : [grouped.key(sql.ref('s.started_at'))]),
+          sql.ref(`s.${grouped.value}`),
+        ])}`;
   const since = query.range.startUtc;
-  return sql`${settledRows(columns)}
+  return sql`${settledRows(columns)}${groupBy}
   UNION ALL
   SELECT ${columns({
     session: sql`1`,
@@ -60,7 +77,7 @@ export function storedAndQueuedRows(
     perGoal: (g) => flag(sessionConverted('s', [g], since)),
   })}
     FROM dirty_sessions q JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
-    WHERE q.site_id = ${query.site.id} AND ${rangeStarts(query)}${andAlso(queuedSelected)}`;
+    WHERE q.site_id = ${query.site.id} AND ${rangeStarts(query)}${andAlso(queuedSelected)}${groupBy}`;
 }
 
 /**
