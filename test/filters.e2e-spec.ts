@@ -473,7 +473,7 @@ describe('filters (SPEC §3)', () => {
   // The event hits of the selected sessions are read through those sessions: a session without
   // pageviews holds events too, one that started before the range holds its in-range events, and
   // one that ends after it holds events past its end. A settled session's are read from its
-  // event buckets (two hits of K in one quarter hour), a queued one's from its hits.
+  // event buckets (two hits of K in one quarter hour, L's in two), a queued one's from its hits.
   it('events under filters: sessions without pageviews, one of them started before the range', async () => {
     const lone = await env.site({ members: [user] });
     await env.registerEvent(lone, 'signup');
@@ -488,6 +488,9 @@ describe('filters (SPEC §3)', () => {
       event(lone, 'K', '2026-05-05T23:50:00Z', 'signup', nz),
       event(lone, 'K', '2026-05-05T23:52:00Z', 'signup', nz),
       event(lone, 'K', '2026-05-06T00:01:00Z', 'signup', nz),
+      pageview(lone, 'L', '2026-05-04T09:59:00Z', '/y', nz),
+      event(lone, 'L', '2026-05-04T10:00:00Z', 'signup', nz),
+      event(lone, 'L', '2026-05-04T12:00:00Z', 'signup', nz),
     ]);
     expect(imported.rejections).toEqual([]);
     await env.aggregate();
@@ -500,15 +503,16 @@ describe('filters (SPEC §3)', () => {
       const [row] = res.body.data as Array<{ occurrences: number; sessions: number }>;
       return [row.occurrences, row.sessions];
     };
-    expect(await signups('')).toEqual([5, 4]); // H's in-range event, I, J, K's two in-range events
-    expect(await signups('country==NZ')).toEqual([4, 3]); // H, I, K: no pageviews
+    expect(await signups('')).toEqual([7, 5]); // H's in-range event, I, J, K's two in-range events, L's two
+    expect(await signups('country==NZ')).toEqual([6, 4]); // H, I, K, L (two quarter hours, once): no pageviews
     expect(await signups('country!=NZ')).toEqual([1, 1]); // J
     expect(await signups('page==/x')).toEqual([1, 1]); // J
+    expect(await signups('page==/y')).toEqual([2, 1]); // L, from session_pages
     // A late hit queues I: its events are read from its hits as they are now.
     const late = await env.importHits([event(lone, 'I', '2026-05-04T09:05:00Z', 'signup', nz)]);
     expect(late.rejections).toEqual([]);
-    expect(await signups('')).toEqual([6, 4]);
-    expect(await signups('country==NZ')).toEqual([5, 3]); // H, I twice, K twice
+    expect(await signups('')).toEqual([8, 5]);
+    expect(await signups('country==NZ')).toEqual([7, 4]); // H, I twice, K twice, L twice
     expect(await signups('country!=NZ')).toEqual([1, 1]); // J
   });
 

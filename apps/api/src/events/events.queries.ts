@@ -87,40 +87,50 @@ export const eventsStatements = {
       // them (eventsThroughSessions: a settled session's from its event buckets), not each
       // event hit of the range tested for its session: at 10M pageviews under
       // page==/blog/post-17 (17,235 sessions) a test of each of ~2M event hits.
-      const perSession =
-        query.filters.length === 0
-          ? d.builder
-              .selectFrom('registered_events as r')
-              .innerJoin('hits as h', (j) =>
-                j.onRef('h.site_id', '=', 'r.site_id').onRef('h.step_key', '=', 'r.name'),
-              )
-              .select(['r.id as event_id', 'h.session_id', sql<number | string>`COUNT(*)`.as('n')])
-              .where(where.hits(query, 'h', 'event'))
-              .groupBy(['r.id', 'h.session_id'])
-              .as('x')
-          : d.builder
-              .selectFrom('registered_events as r')
-              .innerJoin(
-                sql<{
-                  step_key: string;
-                  session_id: string;
-                  n: number | string;
-                }>`(${eventsThroughSessions(d, query)})`.as('h'),
-                (j) => j.onRef('h.step_key', '=', 'r.name'),
-              )
-              .select(['r.id as event_id', 'h.session_id', sql<number | string>`SUM(h.n)`.as('n')])
-              .where('r.site_id', '=', siteId)
-              .groupBy(['r.id', 'h.session_id'])
-              .as('x');
-      const counts = d.builder
-        .selectFrom(perSession)
-        .select([
-          'x.event_id',
-          sql<number | string>`SUM(x.n)`.as('occurrences'),
-          sql<number | string>`COUNT(*)`.as('sessions'),
-        ])
-        .groupBy('x.event_id')
-        .as('c');
+      type Counts = AliasedSelectQueryBuilder<
+        { event_id: number; occurrences: number | string; sessions: number | string },
+        'c'
+      >;
+      let counts: Counts;
+      if (query.filters.length === 0) {
+        const perSession = d.builder
+          .selectFrom('registered_events as r')
+          .innerJoin('hits as h', (j) =>
+            j.onRef('h.site_id', '=', 'r.site_id').onRef('h.step_key', '=', 'r.name'),
+          )
+          .select(['r.id as event_id', 'h.session_id', sql<number | string>`COUNT(*)`.as('n')])
+          .where(where.hits(query, 'h', 'event'))
+          .groupBy(['r.id', 'h.session_id'])
+          .as('x');
+        counts = d.builder
+          .selectFrom(perSession)
+          .select([
+            'x.event_id',
+            sql<number | string>`SUM(x.n)`.as('occurrences'),
+            sql<number | string>`COUNT(*)`.as('sessions'),
+          ])
+          .groupBy('x.event_id')
+          .as('c');
+      } else {
+        counts = d.builder
+          .selectFrom('registered_events as r')
+          .innerJoin(
+            sql<{
+              step_key: string;
+              occurrences: number | string;
+              sessions: number | string;
+            }>`(${eventsThroughSessions(d, query)})`.as('h'),
+            (j) => j.onRef('h.step_key', '=', 'r.name'),
+          )
+          .select([
+            'r.id as event_id',
+            sql<number | string>`SUM(h.occurrences)`.as('occurrences'),
+            sql<number | string>`SUM(h.sessions)`.as('sessions'),
+          ])
+          .where('r.site_id', '=', siteId)
+          .groupBy('r.id')
+          .as('c');
+      }
       return registeredEventsWith(d, siteId, counts, offset, limit);
     };
   },

@@ -1,5 +1,5 @@
 import type { SqlDialect } from '@app/db';
-import { RawBuilder, sql } from 'kysely';
+import { RawBuilder, sql, SqlBool } from 'kysely';
 import type { Bucket } from '../date-range';
 import { attributeOrMissing, type SessionAttribute } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
@@ -233,40 +233,70 @@ export function hitsThroughSessions(
 }
 
 /**
- * `SELECT step_key, session_id, n UNION ALL …`: the event hits of the range of the selected
- * sessions, as hitsThroughSessions(`event`) reads them, `n` hits of the name `step_key` a row
- * (rows of one session and name add up). A settled session's are read from its rows of
+ * `SELECT step_key, occurrences, sessions UNION ALL …`: the event hits of the range of the
+ * selected sessions, as hitsThroughSessions(`event`) reads them, summed by name in each part:
+ * the rows of a name add up to its hits (`occurrences`) and its distinct sessions (`sessions`;
+ * the parts' sessions are disjoint). A settled session's are read from its rows of
  * session_event_buckets (libs/stats/src/rollups/event-rollup.ts: its event hits by name and
  * 15-minute UTC bucket, written in the transaction that derives it, so they are its hits as its
  * row reflects them) in the range's buckets: when the range is whole quarter hours
- * (eventBucketsMayAnswer), a hit is in the range exactly when its bucket is. A queued
- * session's are read from its hits as they are now. Those rows hold a session's event hits and
- * nothing else, next to each other by session: at 10M pageviews under page==/pricing (680k
- * sessions) each session's index range of hits held its pageviews too.
+ * (eventBucketsMayAnswer), a hit is in the range exactly when its bucket is, and a session
+ * counts once for a name at its first such bucket: a look-up beside the row, unless the row holds
+ * all the session's event hits (its session_pages row's `events`, derived from the same hits).
+ * Those rows hold
+ * a session's event hits and nothing else, next to each other by session. A queued session's
+ * are read from its hits as they are now; on the raw path (or a range of ragged quarter hours)
+ * every session's, grouped by name and session first.
+ *
+ * Summed in each part, the union holds a few rows a name: at 10M pageviews under page==/pricing
+ * (680k sessions) a row a session and name, 716k of them, went to a temporary table on disk
+ * (MariaDB materialises a union with the name's VARCHAR(255) at its full width), and grouping
+ * them by session again to count the distinct sessions took 5 s more (BENCHMARKS.md run BN).
  */
 export function eventsThroughSessions(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
   const { startUtc, endUtc } = query.range;
-  const hits = hitRowsOfSessions(
+  if (!eventBucketsMayAnswer(query)) {
+    // Each hit of the selected sessions, grouped by name and session, then by name.
+    const each = hitRowsOfSessions(
+      d,
+      query,
+      'event',
+      () => sql`h.step_key AS step_key, h.session_id AS session_id`,
+    );
+    return sql`SELECT x.step_key, SUM(x.n) AS occurrences, COUNT(*) AS sessions
+      FROM (SELECT u.step_key, u.session_id, COUNT(*) AS n FROM (${throughSessions(query, 'event', each, each)}) u GROUP BY u.step_key, u.session_id) x
+      GROUP BY x.step_key`;
+  }
+  // The queued sessions (few) by name, each counted once.
+  const queued = hitRowsOfSessions(
     d,
     query,
     'event',
-    () => sql`h.step_key AS step_key, h.session_id AS session_id, 1 AS n`,
+    () => sql`h.step_key AS step_key, COUNT(*) AS occurrences, COUNT(DISTINCT h.session_id) AS sessions`,
+    sql`h.step_key`,
   );
-  if (!eventBucketsMayAnswer(query)) return throughSessions(query, 'event', hits, hits);
+  // From session_pages, whose rows hold `events`; the sessions index the combinations are read
+  // through does not, and a look-up of each row for it cost more than the probe it saves (at 10M
+  // under country==US, 4.5 -> 9.0 s).
+  const allEvents = sessionsSource(query, 's').pages ? sql` WHEN b.hits = s.events THEN 1` : sql``;
+  const earlierBucket = sql<SqlBool>`EXISTS (SELECT 1 FROM session_event_buckets e WHERE e.site_id = b.site_id AND e.session_id = b.session_id AND e.name = b.name AND e.bucket >= ${startUtc} AND e.bucket < b.bucket)`;
   const buckets: SessionRows = {
-    columns: () => sql`b.name AS step_key, b.session_id AS session_id, b.hits AS n`,
+    columns: () =>
+      sql`b.name AS step_key, SUM(b.hits) AS occurrences, SUM(CASE${allEvents} WHEN ${earlierBucket} THEN 0 ELSE 1 END) AS sessions`,
     join: (session) =>
       sql`${sql.raw(d.orderedJoin)} session_event_buckets b ON b.site_id = ${query.site.id} AND b.session_id = ${col(session, 'session_id')}`,
     where: sql`b.bucket >= ${startUtc} AND b.bucket < ${endUtc}`,
+    groupBy: sql`b.name`,
   };
-  return throughSessions(query, 'event', buckets, hits);
+  return throughSessions(query, 'event', buckets, queued);
 }
 
-/** How a session's rows are read: joined after it, under a condition, these columns. */
+/** How a session's rows are read: joined after it, under a condition, these columns (grouped by `groupBy`). */
 interface SessionRows {
   columns: (session: string) => RawBuilder<unknown>;
   join: (session: string) => RawBuilder<unknown>;
   where: RawBuilder<unknown>;
+  groupBy?: RawBuilder<unknown>;
 }
 
 /** A session's hits of `type` in the range, through HITS_BY_SESSION. */
@@ -275,10 +305,12 @@ function hitRowsOfSessions(
   query: StatsQuery,
   type: 'pageview' | 'event',
   columns: (session: string) => RawBuilder<unknown>,
+  groupBy?: RawBuilder<unknown>,
 ): SessionRows {
   const { startUtc, endUtc } = query.range;
   return {
     columns,
+    groupBy,
     join: (session) =>
       sql`${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${query.site.id} AND h.session_id = ${col(session, 'session_id')}`,
     where: sql`h.type = ${sql.lit(type)} AND h.ts >= ${startUtc} AND h.ts < ${endUtc}`,
@@ -309,16 +341,18 @@ function throughSessions(
   // are tested against their hits as they are now.
   const source = sessionsSource(query, 's');
   const selectedBefore = source.pages ? null : sessionSelected(query, 's');
+  const grouped = (rows: SessionRows) =>
+    rows.groupBy === undefined ? sql`` : sql` GROUP BY ${rows.groupBy}`;
   return sql`SELECT ${settledRows.columns('s')} FROM ${source.raw} ${settledRows.join('s')}
-      WHERE ${where.sessions(query, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${settledRows.where}
+      WHERE ${where.sessions(query, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${settledRows.where}${grouped(settledRows)}
     UNION ALL
     SELECT ${settledRows.columns('s')} FROM ${source.raw} ${settledRows.join('s')}
-      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(selectedBefore)} AND ${settled('s')} AND ${settledRows.where}
+      WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(selectedBefore)} AND ${settled('s')} AND ${settledRows.where}${grouped(settledRows)}
     UNION ALL
     SELECT ${queuedRows.columns('qs')} FROM dirty_sessions q
       ${queuedRow} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${andAlso(queuedSelected)}
       ${queuedRows.join('q')}
-      WHERE q.site_id = ${site} AND ${queuedRows.where}`;
+      WHERE q.site_id = ${site} AND ${queuedRows.where}${grouped(queuedRows)}`;
 }
 
 /** A session whose row reflects all its hits: not queued for aggregation. */
