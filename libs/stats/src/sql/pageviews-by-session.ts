@@ -241,12 +241,11 @@ export function hitsThroughSessions(
  * 15-minute UTC bucket, written in the transaction that derives it, so they are its hits as its
  * row reflects them) in the range's buckets: when the range is whole quarter hours
  * (eventBucketsMayAnswer), a hit is in the range exactly when its bucket is, and a session
- * counts once for a name at its first such bucket: a look-up beside the row, unless the row holds
- * all the session's event hits (its session_pages row's `events`, derived from the same hits).
- * Those rows hold
- * a session's event hits and nothing else, next to each other by session. A queued session's
- * are read from its hits as they are now; on the raw path (or a range of ragged quarter hours)
- * every session's, grouped by name and session first.
+ * counts once for a name at its first such bucket: a look-up beside the row, unless the row
+ * holds all the session's event hits (its session_pages row's `events`, derived from the same
+ * hits). Those rows hold a session's event hits and nothing else, next to each other by
+ * session. A queued session's are read from its hits as they are now; on the raw path (or a
+ * range of ragged quarter hours) every session's, grouped by name and session first.
  *
  * Summed in each part, the union holds a few rows a name: at 10M pageviews under page==/pricing
  * (680k sessions) a row a session and name, 716k of them, went to a temporary table on disk
