@@ -118,9 +118,15 @@ const DEFAULTS: LoadOptions = {
   log: (line) => process.stderr.write(`${line}\n`),
 };
 
-/** Resident set size of process `pid` in MB (Linux). */
+/** Resident set size of process `pid` in MB (Linux); a clear error when the process has gone. */
 export function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  let status: string;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    throw new Error(`the API process (pid ${pid}) is no longer running: its memory cannot be read`);
+  }
   const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
   return Math.round((kb / 1024) * 10) / 10;
 }

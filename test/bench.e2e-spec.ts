@@ -3,6 +3,7 @@ import { BenchOptions, BenchResults, runBench } from '../scripts/bench/run';
 import { serverStore, sqliteStore } from '../scripts/bench/store';
 import { endpoints } from '../scripts/bench/endpoints';
 import { firstDifference } from '../scripts/bench/parity';
+import { rssMb } from '../scripts/load';
 import { TEST_ENGINE } from './support/test-env';
 
 /**
@@ -128,6 +129,12 @@ describe(`npm run bench, smoke size, on ${TEST_ENGINE}`, () => {
     expect(firstDifference({ data: { ...raw.data, series: [] } }, raw)).toBe(
       '$.data.series: 0 items ≠ 1 items',
     );
+  });
+
+  it("reads a process's memory, and says so plainly when the process has gone", () => {
+    expect(rssMb(process.pid)).toBeGreaterThan(0);
+    // Past the kernel's largest pid (2^22): no such process.
+    expect(() => rssMb(4_194_305)).toThrow('the API process (pid 4194305) is no longer running');
   });
 
   it('tolerates in the figures computed from visitors only their share of the estimate', () => {
