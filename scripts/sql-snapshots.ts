@@ -78,6 +78,8 @@ const goalsOnly: StatsQuery = {
 };
 /** `page==` one path with nothing queued: the sessions read from session_pages (sessionsSource). */
 const onePage: StatsQuery = { ...query, filters: parseFilters('page==/pricing'), pageRowsCurrent: true };
+/** `exit_page==` one whole path: the rows under it whose session left by it, from session_pages (sessionsSource). */
+const exitPage: StatsQuery = { ...query, filters: parseFilters('exit_page==/pricing') };
 const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
 
 /** Every report statement, by file name. */
@@ -127,6 +129,8 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.session-totals.one-page': sharedStatements.sessionTotals(onePage, ['sessions', 'visitors']),
   'filtered.pageview-totals.one-page': sharedStatements.pageviewTotals(onePage, ['pageviews']),
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
+  'filtered.session-totals.exit-page': sharedStatements.sessionTotals(exitPage, ['sessions', 'visitors']),
+  'filtered.top-lists.exit-page': overviewStatements.topLists(exitPage, 10),
   'filtered.conversions.stored-converted-counts.one-page': conversionsStatements.storedConvertedCounts(
     onePage,
     goals,

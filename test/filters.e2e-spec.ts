@@ -190,6 +190,13 @@ describe('filters (SPEC §3)', () => {
       ['entry_page!=/blog/*', 3, 3, 4, 33.33],
       ['exit_page==/pricing', 2, 2, 3, 50],
       ['exit_page!=/pricing', 4, 4, 5, 50],
+      ['exit_page==/pricing|/blog/b', 3, 2, 4, 66.67],
+      ['entry_page==/blog/a|/pricing', 2, 2, 4, 50],
+      // One whole entry or exit path reads the rows under it whose session entered (left) by it,
+      // in session_pages: A saw /pricing but entered by /blog/a; E entered by /pricing before the
+      // range, its pageview in the range counts.
+      ['entry_page==/pricing', 1, 1, 2, 100],
+      ['entry_page==/blog/a', 1, 1, 2, 0],
       ['page==/pricing', 2, 2, 4, 50],
       ['page!=/pricing', 4, 4, 4, 50],
       ['page==/blog/%_lit', 1, 1, 1, 100],

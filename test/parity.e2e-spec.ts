@@ -292,6 +292,9 @@ describe('Rollup path = raw path (parity)', () => {
     'channel==Search|Email;device==mobile',
     'page==/products/*',
     'entry_page==/|/pricing;exit_page!=/thank-you',
+    // One whole entry or exit path alone: read from session_pages (sessionPageRows).
+    'entry_page==/pricing',
+    'exit_page==/thank-you',
     `goal!=${signupGoals[i]}`,
     `goal==${signupGoals[i]}`,
   ];

@@ -154,7 +154,10 @@ export const engagementStatements = {
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
     // From session_pages (sessionsSource), whose rows keep no copy: the visitors table, as below.
-    const source = sessionsSource(query, 's');
+    // Not under an entry or exit page condition, a test of each session's row: there the copies
+    // are cheaper than a look-up of the visitor for each row (at 1M pageviews under
+    // entry_page==/, 0.33 s against 0.55 s).
+    const source = sessionsSource(query, 's', { endpoints: false });
     if (query.tables !== 'raw' && !source.pages) {
       // The same counts from each session's copy of its visitor's first session
       // (visitor_first_at, equal to the visitors table's row: copyFirstSessions), so the

@@ -232,7 +232,8 @@ export function rowOfSelectedSession(
   if (path !== undefined) {
     // The session's row under the path (session-pages.ts), through SESSION_PAGES_BY_SESSION
     // (which holds page_key) whatever the statistics say: the key's (site, page_key) prefix
-    // would read every row of the path for each session.
+    // would read every row of the path for each session. Not for an entry or exit page
+    // condition (sessionPageRows): its test of the session's row is a look-up too, by key.
     const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
     return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND fs.page_key = ${path})`;
   }

@@ -2,7 +2,13 @@ import { mariadbDialect } from '@app/db/dialect';
 import { sql } from 'kysely';
 import { STEP_KEY_CHARS } from '../definitions';
 import type { SessionScope, StatsFilter } from './session-filter';
-import { pageOfCondition, sessionPagesPath, sessionsSource } from './session-pages';
+import {
+  pageOfCondition,
+  pageRowsOfCondition,
+  sessionPageRows,
+  sessionPagesPath,
+  sessionsSource,
+} from './session-pages';
 
 const page = (text: string, more: Partial<StatsFilter> = {}): StatsFilter => ({
   dimension: 'page',
@@ -59,6 +65,68 @@ describe('which requests read session_pages', () => {
     expect(pageOfCondition([page('x'.repeat(STEP_KEY_CHARS))])).toBeUndefined();
     // Characters, not UTF-16 units: 254 emoji fit.
     expect(pageOfCondition([page('😀'.repeat(STEP_KEY_CHARS - 1))])).toBe('😀'.repeat(STEP_KEY_CHARS - 1));
+  });
+});
+
+describe('entry and exit page conditions read from session_pages', () => {
+  const endpoint = (
+    dimension: 'entry_page' | 'exit_page',
+    values: Array<{ text: string; prefix: boolean }>,
+    operator: '==' | '!=' = '==',
+  ): StatsFilter => ({ dimension, operator, values });
+  const whole = (text: string) => ({ text, prefix: false });
+
+  it('reads the rows under one whole path whose session entered or left by it', () => {
+    expect(pageRowsOfCondition([endpoint('exit_page', [whole('/pricing')])])).toEqual({
+      path: '/pricing',
+      endpoint: 'exit_path',
+    });
+    expect(pageRowsOfCondition([endpoint('entry_page', [whole('/')])])).toEqual({
+      path: '/',
+      endpoint: 'entry_path',
+    });
+    expect(pageRowsOfCondition([page('/pricing')])).toEqual({ path: '/pricing' });
+  });
+
+  it('needs no check of the queue (it tests the session’s row, written with its rows), but not on the raw path', () => {
+    const exit = [endpoint('exit_page', [whole('/pricing')])];
+    expect(sessionPageRows(settled(exit, { pageRowsCurrent: undefined }))).toEqual({
+      path: '/pricing',
+      endpoint: 'exit_path',
+    });
+    expect(sessionPageRows(settled(exit, { tables: 'raw' }))).toBeUndefined();
+    // page== still does.
+    expect(sessionPageRows(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
+    expect(sessionPageRows(settled([page('/pricing')]))).toEqual({ path: '/pricing' });
+  });
+
+  it('tests the sessions for two paths, a prefix, !=, a path page_key does not tell apart, or another condition beside', () => {
+    const cases: StatsFilter[][] = [
+      [endpoint('entry_page', [whole('/'), whole('/pricing')])],
+      [endpoint('entry_page', [{ text: '/blog/', prefix: true }])],
+      [endpoint('exit_page', [whole('/pricing')], '!=')],
+      [endpoint('exit_page', [whole('x'.repeat(STEP_KEY_CHARS))])],
+      [
+        endpoint('exit_page', [whole('/pricing')]),
+        { dimension: 'country', operator: '==', values: [whole('DE')] },
+      ],
+      [endpoint('entry_page', [whole('/')]), endpoint('exit_page', [whole('/pricing')])],
+    ];
+    for (const filters of cases) expect(sessionPageRows(settled(filters))).toBeUndefined();
+  });
+
+  it('selects each session once, by the row whose page is its entry (exit) page; the sessions table where asked', () => {
+    const scope = settled([endpoint('entry_page', [whole('/pricing')])]);
+    const source = sessionsSource(scope, 's');
+    expect(source.pages).toBe(true);
+    const compiled = sql`SELECT 1 FROM ${source.raw}`.compile(mariadbDialect.builder);
+    expect(compiled.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` = ? AND `s`.`entry_path` = `s`.`page_key`) s',
+    );
+    expect(compiled.parameters).toEqual([7, '/pricing']);
+    expect(sessionsSource(scope, 's', { endpoints: false }).pages).toBe(false);
+    // page== keeps its rows whatever is asked.
+    expect(sessionsSource(settled([page('/pricing')]), 's', { endpoints: false }).pages).toBe(true);
   });
 });
 
