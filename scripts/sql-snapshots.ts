@@ -208,6 +208,12 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     ['Search', 'Social'],
     days,
   ),
+  'filtered.breakdown.series-sums.pageviews.exit-page': breakdownStatements.seriesSums(
+    exitPage,
+    { metric: 'pageviews', dimension: 'country', goals: [] },
+    ['DE', 'FR'],
+    days,
+  ),
   'filtered.breakdown.series-sums.conv_rate.goal-attributes': breakdownStatements.seriesSums(
     byCountry,
     { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },
