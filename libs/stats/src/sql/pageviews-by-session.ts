@@ -52,10 +52,9 @@ export function pageviewsBySession(
       ? sql`${bucketIndex(d, col(s, 'started_at'), [...buckets])} = ${bucketIndex(d, col(s, 'ended_at'), [...buckets])}`
       : sql`1 = 1`;
   const whole = (s: string) => sql`(${col(s, 'ended_at')} < ${endUtc} AND ${sameBucket(s)})`;
+  const value = (s: string) => attributeOrMissing(dimension!, col(s, dimension!));
   const attribute = (s: string) =>
-    dimension === undefined
-      ? sql``
-      : sql`${attributeOrMissing(dimension, col(s, dimension))} AS ${sql.ref(dimension)}, `;
+    dimension === undefined ? sql`` : sql`${value(s)} AS ${sql.ref(dimension)}, `;
   const source = sessionsSource(query, 's');
   const throughHits = hitsThroughSessions(
     d,
@@ -74,7 +73,6 @@ export function pageviewsBySession(
     // breakdown's sums). With one bucket or none, by value alone (SQLite reads a literal in
     // GROUP BY as a column's place). Not where the sessions are tested against their hits
     // (testsHitsOfSessions).
-    const value = (s: string) => attributeOrMissing(dimension, col(s, dimension));
     const groups = (t: RawBuilder<unknown>, v: RawBuilder<unknown>) =>
       buckets === undefined || buckets.length < 2 ? v : sql`${bucketIndex(d, t, [...buckets])}, ${v}`;
     const ref = sql.ref(dimension);

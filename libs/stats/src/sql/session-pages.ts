@@ -139,13 +139,13 @@ export function pageRowsOfCondition(filters: readonly StatsFilter[]): PageRows |
  * the raw condition tests, and the row holds what its row in `sessions` holds.
  */
 export function sessionPagesPath(scope: SessionScope): string | undefined {
-  if (scope.tables === 'raw' || scope.pageRowsCurrent !== true) return undefined;
-  return pageOfCondition(scope.filters);
+  const rows = sessionPageRows(scope);
+  return rows?.endpoint === undefined ? rows?.path : undefined;
 }
 
 /**
  * The session_pages rows that are the sessions `scope` selects (PageRows), or undefined: not on
- * the raw path, and for `page==` only while its rows are current (sessionPagesPath). An entry or
+ * the raw path, and for `page==` only while its rows are current (`pageRowsCurrent`). An entry or
  * exit page condition needs no such check: it tests the session's row, not its hits, and a
  * session's rows are written with that row.
  */
