@@ -202,6 +202,11 @@ describe('filters (SPEC §3)', () => {
       ['page==/blog/%_lit', 1, 1, 1, 100],
       ['page==/blog/%*', 1, 1, 1, 100],
       ['page==/blog/_*', 0, 0, 0, 0],
+      // A prefix reads, of its paths' rows in session_pages, each session's first under it: A and
+      // C saw two paths under `/` and count once; A counts under `/p` by /pricing, its second.
+      ['page==/*', 5, 4, 8, 60],
+      ['page==/blog/*', 3, 3, 5, 66.67],
+      ['page==/p*', 2, 2, 4, 50],
       ['country==DE|FR;device==mobile', 1, 1, 2, 100],
       ['device==desktop;device!=desktop', 0, 0, 0, 0],
     ])('%s', async (filters, sessions, visitors, pageviews, bounceRate) => {

@@ -485,7 +485,7 @@ describe('Rollup path = raw path (parity)', () => {
    * adding pages to known sessions and moving their starts) are those the migration fills from
    * the sessions. Runs last: it aggregates the import the other tests leave queued.
    */
-  it('page== one path reads session_pages while its rows are current, and agrees with the raw path', async () => {
+  it('page== one path or prefix reads session_pages while its rows are current, and agrees with the raw path', async () => {
     // With the third import queued: which paths a queued, derived session has gained since.
     const gained = new Set(
       (
@@ -510,8 +510,38 @@ describe('Rollup path = raw path (parity)', () => {
           path,
           current: !gainedPath,
         });
-        expect(sessionPagesPath(parsed)).toBe(gainedPath ? undefined : path);
+        expect(sessionPagesPath(parsed)).toEqual(gainedPath ? undefined : { text: path, prefix: false });
         if (gainedPath) stale.push([site, path]);
+      }
+    }
+    // A prefix: stale while a queued, derived session has a pageview under it and no row there.
+    const queuedPages = await env.ds.query<
+      Array<{ site_id: number; session_id: string; path: string; row: number }>
+    >(
+      `SELECT h.site_id, h.session_id, h.path, 0 AS row FROM dirty_sessions q
+       JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
+       JOIN hits h ON h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview'
+       UNION ALL SELECT sp.site_id, sp.session_id, sp.page_key, 1 FROM dirty_sessions q
+       JOIN session_pages sp ON sp.site_id = q.site_id AND sp.session_id = q.session_id`,
+    );
+    const stalePrefixes: Array<[SiteContext, string]> = [];
+    for (const site of sites) {
+      for (const prefix of ['/blog/', '/products/', '']) {
+        const under = queuedPages.filter((r) => Number(r.site_id) === site.id && r.path.startsWith(prefix));
+        const rowless = under.some(
+          (h) =>
+            Number(h.row) === 0 && !under.some((r) => Number(r.row) === 1 && r.session_id === h.session_id),
+        );
+        const parsed = await app
+          .get(StatsQueryParser)
+          .parse(site, { ...RANGES[0], filters: `page==${prefix}*` });
+        expect({ site: site.id, prefix, current: parsed.pageRowsCurrent }).toEqual({
+          site: site.id,
+          prefix,
+          current: !rowless,
+        });
+        expect(sessionPagesPath(parsed)).toEqual(rowless ? undefined : { text: prefix, prefix: true });
+        if (rowless) stalePrefixes.push([site, `${prefix}*`]);
       }
     }
     // A fifth of the sessions queued: some path has been gained by one of them.
@@ -519,15 +549,33 @@ describe('Rollup path = raw path (parity)', () => {
     await expectReportsAgree(stale[0][0], { ...RANGES[0], filters: `page==${stale[0][1]}` }, [
       'previous_period',
     ]);
+    for (const [site, prefix] of stalePrefixes.slice(0, 1)) {
+      await expectReportsAgree(site, { ...RANGES[0], filters: `page==${prefix}` }, ['previous_period']);
+    }
 
     await env.aggregate();
     const pageRows = async () =>
       plain(
         await env.ds.query(
-          `SELECT site_id, page_key, started_at, ${SESSION_PAGE_COLUMNS.join(', ')} FROM session_pages ORDER BY site_id, page_key, started_at, session_id`,
+          `SELECT site_id, page_key, prior_page_key, started_at, ${SESSION_PAGE_COLUMNS.join(', ')} FROM session_pages ORDER BY site_id, page_key, started_at, session_id`,
         ),
-      ) as Array<{ page_key: string }>;
+      ) as Array<{ site_id: number; session_id: string; page_key: string; prior_page_key: string | null }>;
     const kept = await pageRows();
+    // Each row's prior key is the session's page_key before it, in code point order.
+    const keysOf = new Map<string, string[]>();
+    for (const r of kept) {
+      const id = `${r.site_id} ${r.session_id}`;
+      keysOf.set(id, [...(keysOf.get(id) ?? []), r.page_key]);
+    }
+    const byCodePoint = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    for (const r of kept) {
+      const keys = (keysOf.get(`${r.site_id} ${r.session_id}`) as string[]).sort(byCodePoint);
+      expect({ row: r.page_key, prior: r.prior_page_key }).toEqual({
+        row: r.page_key,
+        prior: keys[keys.indexOf(r.page_key) - 1] ?? null,
+      });
+    }
+    expect(kept.some((r) => r.prior_page_key !== null)).toBe(true);
     // Every derived session once under each path it has a pageview of.
     const [{ n }] = await env.ds.query(
       "SELECT COUNT(*) AS n FROM (SELECT DISTINCT site_id, session_id, path FROM hits WHERE type = 'pageview') p",
@@ -541,12 +589,15 @@ describe('Rollup path = raw path (parity)', () => {
 
     for (const [i, site] of sites.entries()) {
       for (const range of RANGES) {
-        for (const filters of ['page==/pricing', 'page==/blog/a']) {
+        for (const filters of ['page==/pricing', 'page==/blog/a', 'page==/products/*', 'page==*']) {
           const scoped = { ...range, filters };
           const parsed = await app.get(StatsQueryParser).parse(site, scoped);
+          const value = filters.slice('page=='.length);
           expect({ zone: ZONES[i], path: sessionPagesPath(parsed) }).toEqual({
             zone: ZONES[i],
-            path: filters.slice('page=='.length),
+            path: value.endsWith('*')
+              ? { text: value.slice(0, -1), prefix: true }
+              : { text: value, prefix: false },
           });
           await expectReportsAgree(site, scoped, ['previous_period']);
           for (const metric of ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'] as const) {
@@ -592,11 +643,21 @@ describe('Rollup path = raw path (parity)', () => {
     );
     expect(Number(queuedNow)).toBe(2);
     // A backlog past the bound of the check leaves the request to test the hits.
-    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, '/pricing', 2)).toBe(true);
-    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, '/pricing', 1)).toBe(false);
+    const pricing = { text: '/pricing', prefix: false };
+    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, pricing, 2)).toBe(true);
+    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, pricing, 1)).toBe(false);
+    // The session that gained /blog/a had no row under /blog/ unless it had seen /blog/b; every
+    // session with a pageview has a row under the empty prefix.
+    const [{ n: unseenBlog }] = await env.ds.query<Array<{ n: number | string }>>(
+      "SELECT COUNT(*) AS n FROM session_pages WHERE site_id = ? AND session_id = ? AND page_key LIKE '/blog/%'",
+      [site.id, unseen.session_id],
+    );
     for (const [path, current] of [
       ['/pricing', true],
       ['/blog/a', false],
+      ['/blog/*', Number(unseenBlog) > 0],
+      ['/products/*', true],
+      ['*', true],
     ] as const) {
       const scoped = { ...RANGES[0], filters: `page==${path}` };
       expect({

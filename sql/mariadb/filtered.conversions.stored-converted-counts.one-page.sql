@@ -81,7 +81,7 @@ FROM
         WHERE
           fs.site_id = `s`.`site_id`
           AND fs.session_id = `s`.`session_id`
-          AND fs.page_key = ?
+          AND `fs`.`page_key` = ?
       )
     UNION ALL
     SELECT

@@ -168,6 +168,23 @@ function pageviewPathMatch(alias: string, pattern: string): RawBuilder<SqlBool> 
  */
 export function pageviewPathIs(alias: string, text: string, prefix: boolean): RawBuilder<SqlBool> {
   const key = col(alias, 'step_key');
+  const byKey = pathKeyIs(key, text, prefix);
+  if (byKey !== undefined) return byKey;
+  const head = Array.from(text).slice(0, STEP_KEY_CHARS).join('');
+  return sql<SqlBool>`${key} = ${head} AND ${textMatch(col(alias, 'path'), text, prefix)}`;
+}
+
+/**
+ * SQL over `key`, a path cut to STEP_KEY_CHARS characters (hits.step_key, session_pages.page_key):
+ * the path equals `text`, or starts with it when `prefix`, where the key alone tells (a whole
+ * path shorter than the key, a prefix no longer than it), with the key's range beside a prefix
+ * test so that an index on it reads only what can match; undefined where it cannot tell.
+ */
+export function pathKeyIs(
+  key: Expression<unknown>,
+  text: string,
+  prefix: boolean,
+): RawBuilder<SqlBool> | undefined {
   const chars = Array.from(text);
   if (prefix && chars.length === 0) return sql<SqlBool>`${key} IS NOT NULL`;
   if (chars.length < STEP_KEY_CHARS || (prefix && chars.length === STEP_KEY_CHARS)) {
@@ -175,8 +192,7 @@ export function pageviewPathIs(alias: string, text: string, prefix: boolean): Ra
       ? sql<SqlBool>`${prefixRange(key, text)} AND ${textMatch(key, text, true)}`
       : textMatch(key, text, false);
   }
-  const head = chars.slice(0, STEP_KEY_CHARS).join('');
-  return sql<SqlBool>`${key} = ${head} AND ${textMatch(col(alias, 'path'), text, prefix)}`;
+  return undefined;
 }
 
 /**

@@ -3,7 +3,7 @@ import { dataVersionColumns, DataVersionRow, formatDataVersion, StatsDatabase } 
 import { Injectable } from '@nestjs/common';
 import { ExpressionBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition } from './conversions';
-import { HITS_BY_SESSION } from './definitions';
+import { HITS_BY_SESSION, pageviewPathIs } from './definitions';
 import {
   combinationSketchesMayAnswer,
   decideTable,
@@ -36,11 +36,12 @@ import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 import {
   PAGE_CHECK_QUEUE,
+  pageKeyUnder,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
   sessionsSource,
 } from './sql/session-pages';
-import { soleAttributeOf } from './query/filters';
+import { FilterValue, soleAttributeOf } from './query/filters';
 import {
   combinationSelected,
   combinationsSelectedIn,
@@ -320,13 +321,13 @@ export const sharedStatements = {
   /**
    * How many sessions of the site are queued for `aggregate` (`queued`, counted up to
    * `queueLimit` + 1), and among them (when there are no more) whether a derived one has a
-   * pageview of `path` (a whole path, shorter than page_key) that its rows in session_pages lack
-   * (`stale`): a hit imported since it was last derived. Each queued session's hits are read
-   * by session.
+   * pageview under `page` (a whole path or a prefix that page_key tells apart: pageOfCondition)
+   * that its rows in session_pages lack (`stale`): a hit imported since it was last derived. Each
+   * queued session's hits are read by session.
    */
   stalePageRows(
     siteId: number,
-    path: string,
+    page: FilterValue,
     queueLimit: number,
   ): ReportStatement<{ queued: number | string; stale: number | string | null }> {
     return (d) =>
@@ -335,9 +336,9 @@ export const sharedStatements = {
         stale: number | string | null;
       }>`SELECT COUNT(*) AS queued, MAX(CASE WHEN EXISTS (
           SELECT 1 FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))}
-          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND h.step_key = ${path})
+          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND ${pageviewPathIs('h', page.text, page.prefix)})
           AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = q.site_id AND s.session_id = q.session_id)
-          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))} WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND sp.page_key = ${path})
+          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))} WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND ${pageKeyUnder('sp', page)})
         THEN 1 ELSE 0 END) AS stale
         FROM (SELECT site_id, session_id FROM dirty_sessions WHERE site_id = ${siteId} LIMIT ${sql.lit(queueLimit + 1)}) q`.compile(
         d.builder,
@@ -517,16 +518,17 @@ export class StatsRepository {
   }
 
   /**
-   * Whether session_pages holds every derived session of the site under `path` that has a
-   * pageview of it (StatsQuery.pageRowsCurrent). A session's rows are written with its row in
-   * `sessions`, and a session only gains hits: they can lack a path only for a queued session,
-   * one of whose new hits is a pageview of it. A queued session's figures are those of its row
-   * on either path; so while none lacks the path, its rows select what testing the hits selects.
+   * Whether session_pages holds every derived session of the site that has a pageview under
+   * `page` (a path or a prefix: pageOfCondition) under it (StatsQuery.pageRowsCurrent). A
+   * session's rows are written with its row in `sessions`, and a session only gains hits: they
+   * can lack a path only for a queued session, one of whose new hits is a pageview of it. A
+   * queued session's figures are those of its row on either path; so while none lacks a row
+   * under `page` that its hits have, its rows select what testing the hits selects.
    * With more than PAGE_CHECK_QUEUE sessions queued (a backlog), the request tests the hits
    * instead of reading them all first.
    */
-  async pageRowsCurrent(siteId: number, path: string, queueLimit = PAGE_CHECK_QUEUE): Promise<boolean> {
-    const [row] = await this.db.run(sharedStatements.stalePageRows(siteId, path, queueLimit));
+  async pageRowsCurrent(siteId: number, page: FilterValue, queueLimit = PAGE_CHECK_QUEUE): Promise<boolean> {
+    const [row] = await this.db.run(sharedStatements.stalePageRows(siteId, page, queueLimit));
     return Number(row.queued) <= queueLimit && Number(row.stale ?? 0) === 0;
   }
 

@@ -1,11 +1,11 @@
-import { SESSION_PAGES_BY_SESSION, sessionPagesInsert } from '@app/stats/sql/session-pages';
-import { sql } from 'kysely';
+import { SESSION_PAGES_BY_SESSION } from '@app/stats/sql/session-pages';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { sqliteDialect as dialect } from '../sqlite/sqlite-dialect';
 
 /**
  * The SQLite form of MariaDB's SessionPages1768700000000 (libs/db/src/migrations): the same
  * table, clustered on the same key (WITHOUT ROWID), seconds in milliseconds as in `sessions`.
+ * Filled by SqliteSessionPagePriors1768800000000.
  */
 export class SqliteSessionPages1768700000000 implements MigrationInterface {
   name = 'SqliteSessionPages1768700000000';
@@ -43,8 +43,6 @@ export class SqliteSessionPages1768700000000 implements MigrationInterface {
       PRIMARY KEY (site_id, page_key, started_at, session_id)
     ) WITHOUT ROWID`);
     await q.query(`CREATE INDEX ${SESSION_PAGES_BY_SESSION} ON session_pages (site_id, session_id)`);
-    const insert = sessionPagesInsert(sql`1 = 1`).compile(dialect.builder);
-    await q.query(insert.sql, [...insert.parameters]);
   }
 
   async down(q: QueryRunner): Promise<void> {

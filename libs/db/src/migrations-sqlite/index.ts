@@ -35,6 +35,7 @@ import { SqliteCombinationsByAttribute1768400000000 } from './1768400000000-comb
 import { SqliteCombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
 import { SqliteTopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
 import { SqliteSessionPages1768700000000 } from './1768700000000-session-pages';
+import { SqliteSessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -74,4 +75,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteCombinationFirstDays1768500000000,
   SqliteTopRowsBySessions1768600000000,
   SqliteSessionPages1768700000000,
+  SqliteSessionPagePriors1768800000000,
 ];

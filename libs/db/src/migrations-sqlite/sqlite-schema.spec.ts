@@ -439,6 +439,7 @@ const EXPECTED: Record<string, ExpectedTable> = {
       // Generated from the entry and exit page, as in sessions.
       'entry_hash BLOB NULL',
       'exit_hash BLOB NULL',
+      'prior_page_key TEXT NULL',
     ],
     primaryKey: ['site_id', 'page_key', 'started_at', 'session_id'],
     withoutRowid: true,

@@ -1,7 +1,5 @@
-import { SESSION_PAGES_BY_SESSION, sessionPagesInsert } from '@app/stats/sql/session-pages';
-import { sql } from 'kysely';
+import { SESSION_PAGES_BY_SESSION } from '@app/stats/sql/session-pages';
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { dialectForServerVersion } from '../dialect';
 
 /**
  * `session_pages` (libs/stats/src/sql/session-pages.ts): each derived session once for every
@@ -10,7 +8,9 @@ import { dialectForServerVersion } from '../dialect';
  * pages' hashes generated as there (migration 1767700000000). A request under
  * `page==` one path reads the range's sessions of that path as one range of the key, where the
  * sessions table tests each session of the range against its hits. `aggregate` writes a session's
- * rows with its row in `sessions`; this fills them from the derived sessions and their pageviews.
+ * rows with its row in `sessions`; migration 1768800000000, which adds each row's prior page, fills
+ * them from the derived sessions and their pageviews (this one did, before it: its fill now
+ * writes that column too).
  */
 export class SessionPages1768700000000 implements MigrationInterface {
   name = 'SessionPages1768700000000';
@@ -48,9 +48,6 @@ export class SessionPages1768700000000 implements MigrationInterface {
       PRIMARY KEY (site_id, page_key, started_at, session_id),
       KEY ${SESSION_PAGES_BY_SESSION} (site_id, session_id)
     ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_nopad_bin`);
-    const [{ v }] = (await q.query('SELECT VERSION() AS v')) as Array<{ v: string }>;
-    const insert = sessionPagesInsert(sql`1 = 1`).compile(dialectForServerVersion(v).builder);
-    await q.query(insert.sql, [...insert.parameters]);
   }
 
   async down(q: QueryRunner): Promise<void> {

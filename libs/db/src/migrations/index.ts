@@ -44,6 +44,7 @@ import { CombinationsByAttribute1768400000000 } from './1768400000000-combinatio
 import { CombinationFirstDays1768500000000 } from './1768500000000-combination-first-days';
 import { TopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
 import { SessionPages1768700000000 } from './1768700000000-session-pages';
+import { SessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -92,4 +93,5 @@ export const MIGRATIONS = [
   CombinationFirstDays1768500000000,
   TopRowsBySessions1768600000000,
   SessionPages1768700000000,
+  SessionPagePriors1768800000000,
 ];

@@ -85,8 +85,8 @@ export class StatsQueryParser {
       : undefined;
     const longestSessionMillis =
       filters.length > 0 ? await this.stats.longestSessionMillis(site.id) : undefined;
-    const path = pageOfCondition(filters);
-    const pageRowsCurrent = path === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, path);
+    const page = pageOfCondition(filters);
+    const pageRowsCurrent = page === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, page);
     return {
       site: {
         id: site.id,

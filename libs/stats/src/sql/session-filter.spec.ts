@@ -37,8 +37,18 @@ describe('a page condition: the indexes its hits are read through', () => {
   it('looks the session up in session_pages by its index while those rows are current', () => {
     const text = rendered(rowOfSelectedSession({ ...scope, pageRowsCurrent: true }, 'o'));
     expect(text).toContain('FROM session_pages fs FORCE INDEX (ix_session_pages_session) WHERE fs.site_id =');
-    expect(text).toContain('AND fs.page_key = ?');
+    expect(text).toContain('AND `fs`.`page_key` = ?');
     expect(text).not.toContain('hits');
+  });
+
+  it('looks the session up under a prefix by the same index: any of its rows under it', () => {
+    const prefix = { ...page, values: [{ text: '/blog/', prefix: true }] };
+    const text = rendered(rowOfSelectedSession({ ...scope, filters: [prefix], pageRowsCurrent: true }, 'o'));
+    expect(text).toContain('FROM session_pages fs FORCE INDEX (ix_session_pages_session) WHERE fs.site_id =');
+    expect(text).toContain(
+      'AND `fs`.`page_key` >= ? AND `fs`.`page_key` < ? AND SUBSTRING(`fs`.`page_key`, 1, ?) = ?)',
+    );
+    expect(text).not.toContain('prior_page_key');
   });
 
   it('tests a settled session read by key in session_pages while those rows are current, else by its hits', () => {

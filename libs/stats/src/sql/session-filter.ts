@@ -4,7 +4,7 @@ import { anyGoal, GoalDefinition } from '../conversions';
 import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
-import { SESSION_PAGES, SESSION_PAGES_BY_SESSION, sessionPagesPath } from './session-pages';
+import { pageKeyUnder, SESSION_PAGES, SESSION_PAGES_BY_SESSION, sessionPagesPath } from './session-pages';
 
 /** A parsed condition, with the site's goals it names when it is on `goal` (StatsQueryParser resolves them). */
 export interface StatsFilter extends FilterCondition {
@@ -219,8 +219,8 @@ export function selectsFewCombinations(scope: SessionScope): boolean {
  * The same selection for rows that carry a session id (hits, orders) aliased `row`: their
  * session is selected. A row whose session `aggregate` has not derived yet belongs to no
  * selected session (as it has no attributes yet). `bySession` as for sessionSelected. Under
- * `page==` one path whose session_pages rows are current (sessionPagesPath), the session's row
- * there under that path.
+ * `page==` one path or prefix whose session_pages rows are current (sessionPagesPath), the
+ * session's row there under it.
  */
 export function rowOfSelectedSession(
   scope: SessionScope,
@@ -228,21 +228,22 @@ export function rowOfSelectedSession(
   bySession = false,
 ): RawBuilder<SqlBool> | null {
   if (scope.filters.length === 0) return null;
-  const path = sessionPagesPath(scope);
-  if (path !== undefined) {
-    // The session's row under the path (session-pages.ts), through SESSION_PAGES_BY_SESSION
-    // (which holds page_key) whatever the statistics say: the key's (site, page_key) prefix
-    // would read every row of the path for each session. Not for an entry or exit page
-    // condition (sessionPageRows): its test of the session's row is a look-up too, by key.
+  const page = sessionPagesPath(scope);
+  if (page !== undefined) {
+    // The session's row (rows, under a prefix) under the path (session-pages.ts), through
+    // SESSION_PAGES_BY_SESSION (which holds page_key) whatever the statistics say: the key's
+    // (site, page_key) prefix would read every row of the path for each session. Not for an
+    // entry or exit page condition (sessionPageRows): its test of the session's row is a
+    // look-up too, by key.
     const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND fs.page_key = ${path})`;
+    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnder('fs', page)})`;
   }
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }
 
 /**
  * The settled session of sessions row `s`, already read by key, is selected: under `page==` one
- * path whose session_pages rows are current (sessionPagesPath), its row there under that path,
+ * path or prefix whose session_pages rows are current (sessionPagesPath), its row there under it,
  * looked up by session (rowOfSelectedSession); otherwise sessionSelected. A settled session's
  * rows there are its row's, so the two select the same sessions; the look-up reads one index
  * entry where the condition tests the session against its hits (or builds the path's set of

@@ -26,9 +26,20 @@ const settled = (filters: StatsFilter[], more: Partial<SessionScope> = {}): Sess
 
 describe('which requests read session_pages', () => {
   it('reads it for page== one whole path, while its rows of the path are current', () => {
-    expect(sessionPagesPath(settled([page('/pricing')]))).toBe('/pricing');
+    expect(sessionPagesPath(settled([page('/pricing')]))).toEqual({ text: '/pricing', prefix: false });
     // A literal trailing `*` (escaped in the filter) is a whole path.
-    expect(sessionPagesPath(settled([page('/sale*')]))).toBe('/sale*');
+    expect(sessionPagesPath(settled([page('/sale*')]))).toEqual({ text: '/sale*', prefix: false });
+  });
+
+  it('reads it for page== one prefix no longer than page_key, the empty one too', () => {
+    const blog = { text: '/blog/', prefix: true };
+    expect(sessionPagesPath(settled([page('/blog/', { values: [blog] })]))).toEqual(blog);
+    const all = { text: '', prefix: true };
+    expect(sessionPagesPath(settled([page('', { values: [all] })]))).toEqual(all);
+    const longest = { text: 'x'.repeat(STEP_KEY_CHARS), prefix: true };
+    expect(pageOfCondition([page('', { values: [longest] })])).toEqual(longest);
+    const longer = { text: 'x'.repeat(STEP_KEY_CHARS + 1), prefix: true };
+    expect(pageOfCondition([page('', { values: [longer] })])).toBeUndefined();
   });
 
   it('reads the hits while a queued session has gained the path, or when that was not asked, and on the raw path', () => {
@@ -39,7 +50,14 @@ describe('which requests read session_pages', () => {
 
   it('reads the hits for what a session could be counted under twice, or not at all', () => {
     const cases: StatsFilter[][] = [
-      [page('/blog/', { values: [{ text: '/blog/', prefix: true }] })],
+      [
+        page('/blog/', {
+          values: [
+            { text: '/blog/', prefix: true },
+            { text: '/docs/', prefix: true },
+          ],
+        }),
+      ],
       [
         page('/a', {
           values: [
@@ -61,10 +79,12 @@ describe('which requests read session_pages', () => {
 
   it('reads the hits for a path as long as page_key or longer, which its key does not tell apart', () => {
     const under = 'x'.repeat(STEP_KEY_CHARS - 1);
-    expect(sessionPagesPath(settled([page(under)]))).toBe(under);
+    expect(sessionPagesPath(settled([page(under)]))).toEqual({ text: under, prefix: false });
     expect(pageOfCondition([page('x'.repeat(STEP_KEY_CHARS))])).toBeUndefined();
     // Characters, not UTF-16 units: 254 emoji fit.
-    expect(pageOfCondition([page('😀'.repeat(STEP_KEY_CHARS - 1))])).toBe('😀'.repeat(STEP_KEY_CHARS - 1));
+    expect(pageOfCondition([page('😀'.repeat(STEP_KEY_CHARS - 1))])?.text).toBe(
+      '😀'.repeat(STEP_KEY_CHARS - 1),
+    );
   });
 });
 
@@ -78,26 +98,29 @@ describe('entry and exit page conditions read from session_pages', () => {
 
   it('reads the rows under one whole path whose session entered or left by it', () => {
     expect(pageRowsOfCondition([endpoint('exit_page', [whole('/pricing')])])).toEqual({
-      path: '/pricing',
+      text: '/pricing',
+      prefix: false,
       endpoint: 'exit_path',
     });
     expect(pageRowsOfCondition([endpoint('entry_page', [whole('/')])])).toEqual({
-      path: '/',
+      text: '/',
+      prefix: false,
       endpoint: 'entry_path',
     });
-    expect(pageRowsOfCondition([page('/pricing')])).toEqual({ path: '/pricing' });
+    expect(pageRowsOfCondition([page('/pricing')])).toEqual({ text: '/pricing', prefix: false });
   });
 
   it('needs no check of the queue (it tests the session’s row, written with its rows), but not on the raw path', () => {
     const exit = [endpoint('exit_page', [whole('/pricing')])];
     expect(sessionPageRows(settled(exit, { pageRowsCurrent: undefined }))).toEqual({
-      path: '/pricing',
+      text: '/pricing',
+      prefix: false,
       endpoint: 'exit_path',
     });
     expect(sessionPageRows(settled(exit, { tables: 'raw' }))).toBeUndefined();
     // page== still does.
     expect(sessionPageRows(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
-    expect(sessionPageRows(settled([page('/pricing')]))).toEqual({ path: '/pricing' });
+    expect(sessionPageRows(settled([page('/pricing')]))).toEqual({ text: '/pricing', prefix: false });
   });
 
   it('tests the sessions for two paths, a prefix, !=, a path page_key does not tell apart, or another condition beside', () => {
@@ -143,6 +166,22 @@ describe('what a statement reads its sessions from', () => {
       'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` = ?) s',
     );
     expect(compiled.parameters).toEqual([7, '/pricing']);
+  });
+
+  it('under a prefix, the row of each session whose prior page is not under it', () => {
+    const { pages, sql: compiled } = text(
+      settled([page('', { values: [{ text: '/blog/', prefix: true }] })]),
+    );
+    expect(pages).toBe(true);
+    expect(compiled.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` >= ? AND `s`.`page_key` < ? AND SUBSTRING(`s`.`page_key`, 1, ?) = ? AND (`s`.`prior_page_key` IS NULL OR NOT (SUBSTRING(`s`.`prior_page_key`, 1, ?) = ?))) s',
+    );
+    expect(compiled.parameters).toEqual([7, '/blog/', '/blog0', 6, '/blog/', 6, '/blog/']);
+    // The empty prefix: each session's first row.
+    const all = text(settled([page('', { values: [{ text: '', prefix: true }] })])).sql;
+    expect(all.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` IS NOT NULL AND (`s`.`prior_page_key` IS NULL OR NOT (`s`.`prior_page_key` IS NOT NULL))) s',
+    );
   });
 
   it('the sessions table otherwise', () => {

@@ -1,5 +1,6 @@
 import { sql, SqlBool, type AliasedRawBuilder, type RawBuilder } from 'kysely';
-import { SESSION_ATTRIBUTES, STEP_KEY_CHARS } from '../definitions';
+import { pathKeyIs, SESSION_ATTRIBUTES, STEP_KEY_CHARS, textMatch } from '../definitions';
+import type { FilterValue } from '../query/filters';
 import type { SessionScope, StatsFilter } from './session-filter';
 import { siteKeysWhere } from './site-keys';
 import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
@@ -7,7 +8,8 @@ import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 /**
  * `session_pages` (migration 1768700000000): each derived session once for every path it has a
  * pageview of, keyed (site, page_key, started_at, session_id) with the columns `aggregate`
- * derives for it (SESSION_PAGE_COLUMNS, as the sessions table holds them). `page_key` is the
+ * derives for it (SESSION_PAGE_COLUMNS, as the sessions table holds them) and the session's page
+ * before it in key order (`prior_page_key`, migration 1768800000000). `page_key` is the
  * path as `hits.step_key` keeps it, cut to STEP_KEY_CHARS characters. So the sessions a
  * condition `page==V` selects among a range's are one range of its primary key, read in order,
  * each with what the statement needs of it, where the sessions table tests each of the range's
@@ -57,14 +59,21 @@ export const SESSION_PAGES_BY_SESSION = 'ix_session_pages_session';
 /**
  * `INSERT INTO session_pages … SELECT`: the rows of the sessions whose pageviews `where` selects
  * among `hits h` (siteKeysWhere for a chunk of `aggregate`; every pageview for the migration),
- * from their rows in `sessions`, one per distinct page_key. A session without pageviews has
- * none (it fails every `page==` condition).
+ * from their rows in `sessions`, one per distinct page_key, each with `prior_page_key`: the
+ * session's page_key before it in key order (NULL for its first). A session without pageviews
+ * has none (it fails every `page==` condition).
+ *
+ * The strings that start with a prefix are one run of that order (the binary collation's), so
+ * exactly one of a session's rows under a prefix has no prior key under it: the row that counts
+ * the session once under a `page==` prefix (pageRowsWhere).
  */
 export function sessionPagesInsert(where: RawBuilder<SqlBool>): RawBuilder<unknown> {
   const copied = SESSION_PAGE_COLUMNS.map((c) => sql.ref(`s.${c}`));
-  return sql`INSERT INTO ${sql.raw(SESSION_PAGES)} (site_id, page_key, started_at, ${sql.raw(SESSION_PAGE_COLUMNS.join(', '))})
-    SELECT s.site_id, p.page_key, s.started_at, ${sql.join(copied)}
-    FROM (SELECT DISTINCT h.site_id, h.session_id, h.step_key AS page_key FROM hits h WHERE ${where} AND h.type = 'pageview') p
+  return sql`INSERT INTO ${sql.raw(SESSION_PAGES)} (site_id, page_key, prior_page_key, started_at, ${sql.raw(SESSION_PAGE_COLUMNS.join(', '))})
+    SELECT s.site_id, p.page_key, p.prior_page_key, s.started_at, ${sql.join(copied)}
+    FROM (SELECT d.site_id, d.session_id, d.page_key,
+        LAG(d.page_key) OVER (PARTITION BY d.site_id, d.session_id ORDER BY d.page_key) AS prior_page_key
+      FROM (SELECT DISTINCT h.site_id, h.session_id, h.step_key AS page_key FROM hits h WHERE ${where} AND h.type = 'pageview') d) p
     JOIN sessions s ON s.site_id = p.site_id AND s.session_id = p.session_id`;
 }
 
@@ -82,21 +91,26 @@ export function sessionPagesDelete(
 }
 
 /** A whole path that its page_key tells apart: shorter than page_key (STEP_KEY_CHARS characters). */
-function wholeKey(value: { text: string; prefix: boolean }): boolean {
+function wholeKey(value: FilterValue): boolean {
   // A longer path shares its page_key with every path of the same first STEP_KEY_CHARS characters.
   return !value.prefix && Array.from(value.text).length < STEP_KEY_CHARS;
 }
 
+/** A whole path or a prefix that page_key tells apart (pathKeyIs). */
+function keyed(value: FilterValue): boolean {
+  return wholeKey(value) || (value.prefix && Array.from(value.text).length <= STEP_KEY_CHARS);
+}
+
 /**
- * The path of the one condition a request may read session_pages for, `page==` one whole path
- * shorter than page_key, or undefined.
+ * The value of the one condition a request may read session_pages for, `page==` one whole path
+ * shorter than page_key or one prefix no longer than it, or undefined.
  */
-export function pageOfCondition(filters: readonly StatsFilter[]): string | undefined {
+export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | undefined {
   if (filters.length !== 1) return undefined;
   const [f] = filters;
   if (f.dimension !== 'page' || f.operator !== '==' || f.values.length !== 1) return undefined;
   const [value] = f.values;
-  return wholeKey(value) ? value.text : undefined;
+  return keyed(value) ? value : undefined;
 }
 
 /**
@@ -104,43 +118,62 @@ export function pageOfCondition(filters: readonly StatsFilter[]): string | undef
  * of a test of each of the range's sessions (sessionsSource):
  *
  * - `page==` one whole path: its rows (pageOfCondition).
+ * - `page==` one prefix: of its paths' rows, the one of each session whose prior_page_key is not
+ *   under it (sessionPagesInsert): a session counts once, however many of the paths it saw.
  * - `entry_page==` / `exit_page==` one whole path: the rows under it whose session entered (left)
  *   by it, `endpoint` = page_key. A session's entry and exit paths are paths of its pageviews, so
  *   its rows, written with its row in `sessions` from the same hits, hold one under each, with
  *   the same entry and exit paths as that row: those rows select exactly the sessions whose row
  *   the condition selects, queued or not.
  *
- * One path only: at 1M pageviews, `entry_page==/|/pricing` read 212k rows for the 120k sessions
- * it selects among 301k, and engagement and breakdown pageviews were slower than testing each
- * session; a prefix would read the paths' rows of every day the site has, not the range's.
+ * Entry and exit pages: one whole path only. At 1M pageviews, `entry_page==/|/pricing` read 212k
+ * rows for the 120k sessions it selects among 301k, and engagement and breakdown pageviews were
+ * slower than testing each session; under a prefix, a session's rows under its paths (`/blog/*`:
+ * 207k at 1M) were as many as the range's sessions and no faster to read.
  */
-export interface PageRows {
-  readonly path: string;
+export interface PageRows extends FilterValue {
   readonly endpoint?: 'entry_path' | 'exit_path';
 }
 
 /** PageRows for `filters`, or undefined (currency aside: sessionPageRows). */
 export function pageRowsOfCondition(filters: readonly StatsFilter[]): PageRows | undefined {
-  const path = pageOfCondition(filters);
-  if (path !== undefined) return { path };
+  const page = pageOfCondition(filters);
+  if (page !== undefined) return { text: page.text, prefix: page.prefix };
   if (filters.length !== 1) return undefined;
   const [f] = filters;
   if (f.dimension !== 'entry_page' && f.dimension !== 'exit_page') return undefined;
   if (f.operator !== '==' || f.values.length !== 1 || !wholeKey(f.values[0])) return undefined;
-  return { path: f.values[0].text, endpoint: f.dimension === 'entry_page' ? 'entry_path' : 'exit_path' };
+  return {
+    text: f.values[0].text,
+    prefix: false,
+    endpoint: f.dimension === 'entry_page' ? 'entry_path' : 'exit_path',
+  };
 }
 
 /**
- * The path whose session_pages rows are the sessions `scope` selects, or undefined: its one
- * condition is `page==` one whole path (pageOfCondition), it is not the raw path, and those rows
- * were current as the request was parsed (`pageRowsCurrent`: no queued session had gained a
- * pageview of the path since it was last derived; StatsRepository.pageRowsCurrent). A session
- * then has a row under the path exactly when one of its hits is a pageview of it, which is what
- * the raw condition tests, and the row holds what its row in `sessions` holds.
+ * The path or prefix under whose session_pages rows are the sessions `scope` selects, or
+ * undefined: its one condition is `page==` one value page_key tells apart (pageOfCondition), it
+ * is not the raw path, and those rows were current as the request was parsed (`pageRowsCurrent`:
+ * no queued session had gained a pageview under it since it was last derived;
+ * StatsRepository.pageRowsCurrent). A session then has a row under it exactly when one of its
+ * hits is a pageview under it, which is what the raw condition tests, and the row holds what its
+ * row in `sessions` holds.
  */
-export function sessionPagesPath(scope: SessionScope): string | undefined {
+export function sessionPagesPath(scope: SessionScope): FilterValue | undefined {
   const rows = sessionPageRows(scope);
-  return rows?.endpoint === undefined ? rows?.path : undefined;
+  return rows === undefined || rows.endpoint !== undefined
+    ? undefined
+    : { text: rows.text, prefix: rows.prefix };
+}
+
+/**
+ * session_pages rows `alias`'s page_key is under `value` (a whole path or a prefix that page_key
+ * tells apart: pageOfCondition), with the key's range for the index.
+ */
+export function pageKeyUnder(alias: string, value: FilterValue): RawBuilder<SqlBool> {
+  const under = pathKeyIs(sql.ref(`${alias}.page_key`), value.text, value.prefix);
+  if (under === undefined) throw new Error(`session_pages cannot tell this path apart: ${value.text}`);
+  return under;
 }
 
 /**
@@ -156,13 +189,19 @@ export function sessionPageRows(scope: SessionScope): PageRows | undefined {
   return rows;
 }
 
-/** The rows of `rows` among the session_pages rows `alias` of a site: their page_key, and their endpoint's. */
+/**
+ * The rows of `rows` among the session_pages rows `alias` of a site, one a session: under its path
+ * and with that path as their endpoint; under its prefix and the session's first there (no prior
+ * key under it, sessionPagesInsert); or under its path.
+ */
 function pageRowsWhere(rows: PageRows, alias: string): RawBuilder<SqlBool> {
-  const key = sql.ref(`${alias}.page_key`);
-  const under = sql<SqlBool>`${key} = ${rows.path}`;
-  return rows.endpoint === undefined
-    ? under
-    : sql<SqlBool>`${under} AND ${sql.ref(`${alias}.${rows.endpoint}`)} = ${key}`;
+  const under = pageKeyUnder(alias, rows);
+  if (rows.endpoint !== undefined) {
+    return sql<SqlBool>`${under} AND ${sql.ref(`${alias}.${rows.endpoint}`)} = ${sql.ref(`${alias}.page_key`)}`;
+  }
+  if (!rows.prefix) return under;
+  const prior = sql.ref(`${alias}.prior_page_key`);
+  return sql<SqlBool>`${under} AND (${prior} IS NULL OR NOT (${textMatch(prior, rows.text, true)}))`;
 }
 
 /**
