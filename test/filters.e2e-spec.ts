@@ -207,6 +207,11 @@ describe('filters (SPEC §3)', () => {
       ['page==/*', 5, 4, 8, 60],
       ['page==/blog/*', 3, 3, 5, 66.67],
       ['page==/p*', 2, 2, 4, 50],
+      // Conditions on attributes beside a page condition are tested on its rows: E (DE) is no
+      // session of the range, its pageview in it counts.
+      ['page==/pricing;country==DE', 1, 1, 3, 0],
+      ['page==/*;device==desktop', 4, 4, 6, 50],
+      ['page==/blog/*;country!=DE', 2, 2, 2, 100],
       ['country==DE|FR;device==mobile', 1, 1, 2, 100],
       ['device==desktop;device!=desktop', 0, 0, 0, 0],
     ])('%s', async (filters, sessions, visitors, pageviews, bounceRate) => {

@@ -291,6 +291,9 @@ describe('Rollup path = raw path (parity)', () => {
     'country!=(unknown);country!=N*',
     'channel==Search|Email;device==mobile',
     'page==/products/*',
+    // A page condition with conditions on attributes: session_pages' rows tested for them.
+    'page==/pricing;country==DE|FR',
+    'page==/products/*;channel==Search|Email;device!=mobile',
     'entry_page==/|/pricing;exit_page!=/thank-you',
     // One whole entry or exit path alone: read from session_pages (sessionPageRows).
     'entry_page==/pricing',
@@ -589,10 +592,16 @@ describe('Rollup path = raw path (parity)', () => {
 
     for (const [i, site] of sites.entries()) {
       for (const range of RANGES) {
-        for (const filters of ['page==/pricing', 'page==/blog/a', 'page==/products/*', 'page==*']) {
+        for (const filters of [
+          'page==/pricing',
+          'page==/blog/a',
+          'page==/products/*',
+          'page==*',
+          'page==/blog/*;country==DE|FR;device!=mobile',
+        ]) {
           const scoped = { ...range, filters };
           const parsed = await app.get(StatsQueryParser).parse(site, scoped);
-          const value = filters.slice('page=='.length);
+          const value = filters.slice('page=='.length).split(';')[0];
           expect({ zone: ZONES[i], path: sessionPagesPath(parsed) }).toEqual({
             zone: ZONES[i],
             path: value.endsWith('*')

@@ -58,11 +58,17 @@ describe('a page condition: the indexes its hits are read through', () => {
     );
     expect(current).not.toContain('hits');
     expect(rendered(settledSessionSelected(scope, 's'))).toBe(rendered(sessionSelected(scope, 's')));
-    const two = {
+    // A condition on an attribute beside: tested on the same row.
+    const withCountry = {
       ...scope,
       pageRowsCurrent: true,
       filters: [page, { ...page, dimension: 'country' as const }],
     };
+    expect(rendered(settledSessionSelected(withCountry, 's'))).toContain(
+      'AND `fs`.`page_key` = ? AND ((`fs`.`country` IN (?))))',
+    );
+    // Two page conditions: the hits.
+    const two = { ...scope, pageRowsCurrent: true, filters: [page, page] };
     expect(rendered(settledSessionSelected(two, 's'))).toBe(rendered(sessionSelected(two, 's')));
   });
 

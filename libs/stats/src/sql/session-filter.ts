@@ -4,7 +4,14 @@ import { anyGoal, GoalDefinition } from '../conversions';
 import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, textMatch } from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
-import { pageKeyUnder, SESSION_PAGES, SESSION_PAGES_BY_SESSION, sessionPagesPath } from './session-pages';
+import {
+  pageKeyUnder,
+  pageRowAttributes,
+  SESSION_PAGES,
+  SESSION_PAGES_BY_SESSION,
+  sessionPageRows,
+  sessionPagesPath,
+} from './session-pages';
 
 /** A parsed condition, with the site's goals it names when it is on `goal` (StatsQueryParser resolves them). */
 export interface StatsFilter extends FilterCondition {
@@ -228,15 +235,15 @@ export function rowOfSelectedSession(
   bySession = false,
 ): RawBuilder<SqlBool> | null {
   if (scope.filters.length === 0) return null;
-  const page = sessionPagesPath(scope);
-  if (page !== undefined) {
+  const page = sessionPageRows(scope);
+  if (page !== undefined && page.endpoint === undefined) {
     // The session's row (rows, under a prefix) under the path (session-pages.ts), through
     // SESSION_PAGES_BY_SESSION (which holds page_key) whatever the statistics say: the key's
     // (site, page_key) prefix would read every row of the path for each session. Not for an
     // entry or exit page condition (sessionPageRows): its test of the session's row is a
     // look-up too, by key.
     const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnder('fs', page)})`;
+    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnder('fs', page)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
   }
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }

@@ -67,7 +67,8 @@ describe('which requests read session_pages', () => {
         }),
       ],
       [page('/pricing', { operator: '!=' })],
-      [page('/pricing'), { dimension: 'country', operator: '==', values: [{ text: 'DE', prefix: false }] }],
+      [page('/pricing'), page('/blog/')],
+      [page('/pricing'), { dimension: 'entry_page', operator: '==', values: [{ text: '/', prefix: false }] }],
       [{ dimension: 'entry_page', operator: '==', values: [{ text: '/pricing', prefix: false }] }],
       [],
     ];
@@ -101,13 +102,19 @@ describe('entry and exit page conditions read from session_pages', () => {
       text: '/pricing',
       prefix: false,
       endpoint: 'exit_path',
+      attributes: [],
     });
     expect(pageRowsOfCondition([endpoint('entry_page', [whole('/')])])).toEqual({
       text: '/',
       prefix: false,
       endpoint: 'entry_path',
+      attributes: [],
     });
-    expect(pageRowsOfCondition([page('/pricing')])).toEqual({ text: '/pricing', prefix: false });
+    expect(pageRowsOfCondition([page('/pricing')])).toEqual({
+      text: '/pricing',
+      prefix: false,
+      attributes: [],
+    });
   });
 
   it('needs no check of the queue (it tests the session’s row, written with its rows), but not on the raw path', () => {
@@ -116,11 +123,16 @@ describe('entry and exit page conditions read from session_pages', () => {
       text: '/pricing',
       prefix: false,
       endpoint: 'exit_path',
+      attributes: [],
     });
     expect(sessionPageRows(settled(exit, { tables: 'raw' }))).toBeUndefined();
     // page== still does.
     expect(sessionPageRows(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
-    expect(sessionPageRows(settled([page('/pricing')]))).toEqual({ text: '/pricing', prefix: false });
+    expect(sessionPageRows(settled([page('/pricing')]))).toEqual({
+      text: '/pricing',
+      prefix: false,
+      attributes: [],
+    });
   });
 
   it('tests the sessions for two paths, a prefix, !=, a path page_key does not tell apart, or another condition beside', () => {
@@ -182,6 +194,28 @@ describe('what a statement reads its sessions from', () => {
     expect(all.sql).toBe(
       'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` IS NOT NULL AND (`s`.`prior_page_key` IS NULL OR NOT (`s`.`prior_page_key` IS NOT NULL))) s',
     );
+  });
+
+  it('with conditions on attributes beside the page, tested on its rows', () => {
+    const country: StatsFilter = {
+      dimension: 'country',
+      operator: '==',
+      values: [{ text: 'DE', prefix: false }],
+    };
+    const device: StatsFilter = {
+      dimension: 'device',
+      operator: '!=',
+      values: [{ text: 'mobile', prefix: false }],
+    };
+    const scope = settled([country, page('/pricing'), device]);
+    expect(sessionPagesPath(scope)).toEqual({ text: '/pricing', prefix: false });
+    expect(sessionPageRows(scope)?.attributes).toEqual([country, device]);
+    const { pages, sql: compiled } = text(scope);
+    expect(pages).toBe(true);
+    expect(compiled.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` = ? AND ((`s`.`country` IN (?)) AND NOT (`s`.`device` IN (?)))) s',
+    );
+    expect(compiled.parameters).toEqual([7, '/pricing', 'DE', 'mobile']);
   });
 
   it('the sessions table otherwise', () => {

@@ -1,7 +1,7 @@
 import { sql, SqlBool, type AliasedRawBuilder, type RawBuilder } from 'kysely';
-import { pathKeyIs, SESSION_ATTRIBUTES, STEP_KEY_CHARS, textMatch } from '../definitions';
+import { isSessionAttribute, pathKeyIs, SESSION_ATTRIBUTES, STEP_KEY_CHARS, textMatch } from '../definitions';
 import type { FilterValue } from '../query/filters';
-import type { SessionScope, StatsFilter } from './session-filter';
+import { andAlso, sessionSelected, type SessionScope, type StatsFilter } from './session-filter';
 import { siteKeysWhere } from './site-keys';
 import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 
@@ -102,12 +102,15 @@ function keyed(value: FilterValue): boolean {
 }
 
 /**
- * The value of the one condition a request may read session_pages for, `page==` one whole path
- * shorter than page_key or one prefix no longer than it, or undefined.
+ * The value of the `page` condition a request may read session_pages for, or undefined: its
+ * one condition that is not on a session attribute is `page==` one whole path shorter than
+ * page_key or one prefix no longer than it. The conditions on attributes are tested on the rows,
+ * which hold the session's attributes (PageRows.attributes).
  */
 export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | undefined {
-  if (filters.length !== 1) return undefined;
-  const [f] = filters;
+  const others = filters.filter((f) => !isSessionAttribute(f.dimension));
+  if (others.length !== 1) return undefined;
+  const [f] = others;
   if (f.dimension !== 'page' || f.operator !== '==' || f.values.length !== 1) return undefined;
   const [value] = f.values;
   return keyed(value) ? value : undefined;
@@ -120,6 +123,8 @@ export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | 
  * - `page==` one whole path: its rows (pageOfCondition).
  * - `page==` one prefix: of its paths' rows, the one of each session whose prior_page_key is not
  *   under it (sessionPagesInsert): a session counts once, however many of the paths it saw.
+ * - Beside either, conditions on session attributes (`attributes`): tested on those rows, which
+ *   hold the session's attributes as its row in `sessions` does.
  * - `entry_page==` / `exit_page==` one whole path: the rows under it whose session entered (left)
  *   by it, `endpoint` = page_key. A session's entry and exit paths are paths of its pageviews, so
  *   its rows, written with its row in `sessions` from the same hits, hold one under each, with
@@ -133,12 +138,17 @@ export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | 
  */
 export interface PageRows extends FilterValue {
   readonly endpoint?: 'entry_path' | 'exit_path';
+  /** The conditions on session attributes beside a `page==` condition, tested on its rows. */
+  readonly attributes: readonly StatsFilter[];
 }
 
 /** PageRows for `filters`, or undefined (currency aside: sessionPageRows). */
 export function pageRowsOfCondition(filters: readonly StatsFilter[]): PageRows | undefined {
   const page = pageOfCondition(filters);
-  if (page !== undefined) return { text: page.text, prefix: page.prefix };
+  if (page !== undefined) {
+    const attributes = filters.filter((f) => isSessionAttribute(f.dimension));
+    return { text: page.text, prefix: page.prefix, attributes };
+  }
   if (filters.length !== 1) return undefined;
   const [f] = filters;
   if (f.dimension !== 'entry_page' && f.dimension !== 'exit_page') return undefined;
@@ -147,6 +157,7 @@ export function pageRowsOfCondition(filters: readonly StatsFilter[]): PageRows |
     text: f.values[0].text,
     prefix: false,
     endpoint: f.dimension === 'entry_page' ? 'entry_path' : 'exit_path',
+    attributes: [],
   };
 }
 
@@ -192,16 +203,30 @@ export function sessionPageRows(scope: SessionScope): PageRows | undefined {
 /**
  * The rows of `rows` among the session_pages rows `alias` of a site, one a session: under its path
  * and with that path as their endpoint; under its prefix and the session's first there (no prior
- * key under it, sessionPagesInsert); or under its path.
+ * key under it, sessionPagesInsert); or under its path. Each with the attributes its conditions
+ * on attributes select.
  */
-function pageRowsWhere(rows: PageRows, alias: string): RawBuilder<SqlBool> {
-  const under = pageKeyUnder(alias, rows);
+function pageRowsWhere(scope: SessionScope, rows: PageRows, alias: string): RawBuilder<SqlBool> {
+  const under = sql<SqlBool>`${pageKeyUnder(alias, rows)}${andAlso(pageRowAttributes(scope, rows, alias))}`;
   if (rows.endpoint !== undefined) {
     return sql<SqlBool>`${under} AND ${sql.ref(`${alias}.${rows.endpoint}`)} = ${sql.ref(`${alias}.page_key`)}`;
   }
   if (!rows.prefix) return under;
   const prior = sql.ref(`${alias}.prior_page_key`);
   return sql<SqlBool>`${under} AND (${prior} IS NULL OR NOT (${textMatch(prior, rows.text, true)}))`;
+}
+
+/**
+ * The conditions on session attributes of `rows` over the session_pages rows `alias`, whose
+ * attribute columns are named and written as in `sessions` (sessionSelected, the one place that
+ * turns conditions into SQL); null without such conditions.
+ */
+export function pageRowAttributes(
+  scope: SessionScope,
+  rows: PageRows,
+  alias: string,
+): RawBuilder<SqlBool> | null {
+  return sessionSelected({ site: scope.site, filters: rows.attributes }, alias);
 }
 
 /**
@@ -222,6 +247,6 @@ export function sessionsSource(
   if (pageRows === undefined || (pageRows.endpoint !== undefined && options.endpoints === false)) {
     return { from: `sessions as ${alias}`, raw: sql.raw(`sessions ${alias}`), pages: false };
   }
-  const rows = sql`(SELECT * FROM ${sql.raw(`${SESSION_PAGES} ${alias}`)} WHERE ${sql.ref(`${alias}.site_id`)} = ${scope.site.id} AND ${pageRowsWhere(pageRows, alias)})`;
+  const rows = sql`(SELECT * FROM ${sql.raw(`${SESSION_PAGES} ${alias}`)} WHERE ${sql.ref(`${alias}.site_id`)} = ${scope.site.id} AND ${pageRowsWhere(scope, pageRows, alias)})`;
   return { from: rows.as(alias), raw: sql`${rows} ${sql.raw(alias)}`, pages: true };
 }
