@@ -2,14 +2,12 @@ import type { INestApplication } from '@nestjs/common';
 import {
   ReportDb,
   SESSION_PAGE_COLUMNS,
-  sessionPagesInsert,
   sessionPagesPath,
   SiteContext,
   StatsQuery,
   StatsQueryParser,
   StatsRepository,
 } from '@app/stats';
-import { sql } from 'kysely';
 import request from 'supertest';
 import { BreakdownService } from '../apps/api/src/analytics/breakdown.service';
 import { EngagementService } from '../apps/api/src/analytics/engagement.service';
@@ -585,9 +583,9 @@ describe('Rollup path = raw path (parity)', () => {
     );
     expect(kept).toHaveLength(Number(n));
     expect(new Set(kept.map((r) => r.page_key))).toEqual(new Set(PATHS));
-    await env.ds.query('DELETE FROM session_pages');
-    const fill = sessionPagesInsert(sql`1 = 1`).compile(env.dialect.builder);
-    await env.ds.query(fill.sql, [...fill.parameters]);
+    // The migration that adds prior_page_key empties the table and fills it again.
+    await env.ds.query('DELETE FROM session_pages WHERE page_key = ?', ['/pricing']);
+    await env.migrateAgainFrom(/SessionPagePriors1768800000000$/);
     expect(await pageRows()).toEqual(kept);
 
     for (const [i, site] of sites.entries()) {

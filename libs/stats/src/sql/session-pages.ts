@@ -124,7 +124,9 @@ export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | 
  * - `page==` one prefix: of its paths' rows, the one of each session whose prior_page_key is not
  *   under it (sessionPagesInsert): a session counts once, however many of the paths it saw.
  * - Beside either, conditions on session attributes (`attributes`): tested on those rows, which
- *   hold the session's attributes as its row in `sessions` does.
+ *   hold the session's attributes as its row in `sessions` does. Not beside an entry or exit
+ *   page condition: without session_pages that is a test of each session's row, which under
+ *   conditions on attributes reads only their combinations' sessions.
  * - `entry_page==` / `exit_page==` one whole path: the rows under it whose session entered (left)
  *   by it, `endpoint` = page_key. A session's entry and exit paths are paths of its pageviews, so
  *   its rows, written with its row in `sessions` from the same hits, hold one under each, with
