@@ -207,6 +207,7 @@ describe('filters (SPEC §3)', () => {
       ['page==/*', 5, 4, 8, 60],
       ['page==/blog/*', 3, 3, 5, 66.67],
       ['page==/p*', 2, 2, 4, 50],
+      ['page==/nowhere/*', 0, 0, 0, 0],
       // Conditions on attributes beside a page condition are tested on its rows: E (DE) is no
       // session of the range, its pageview in it counts.
       ['page==/pricing;country==DE', 1, 1, 3, 0],

@@ -588,6 +588,12 @@ describe('Rollup path = raw path (parity)', () => {
     await env.migrateAgainFrom(/SessionPagePriors1768800000000$/);
     expect(await pageRows()).toEqual(kept);
 
+    const siteKeys = new Map<number, string[]>();
+    for (const r of kept as Array<{ site_id: number | string; page_key: string }>) {
+      const keys = siteKeys.get(Number(r.site_id)) ?? [];
+      if (!keys.includes(r.page_key)) keys.push(r.page_key);
+      siteKeys.set(Number(r.site_id), keys.sort(byCodePoint));
+    }
     for (const [i, site] of sites.entries()) {
       for (const range of RANGES) {
         for (const filters of [
@@ -606,6 +612,11 @@ describe('Rollup path = raw path (parity)', () => {
               ? { text: value.slice(0, -1), prefix: true }
               : { text: value, prefix: false },
           });
+          // A prefix's keys, listed: the site's paths under it in session_pages.
+          const under = value.endsWith('*')
+            ? siteKeys.get(site.id)?.filter((k) => k.startsWith(value.slice(0, -1)))
+            : undefined;
+          expect({ zone: ZONES[i], keys: parsed.pageKeys }).toEqual({ zone: ZONES[i], keys: under });
           await expectReportsAgree(site, scoped, ['previous_period']);
           for (const metric of ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'] as const) {
             const breakdown = {
@@ -650,6 +661,16 @@ describe('Rollup path = raw path (parity)', () => {
     );
     expect(Number(queuedNow)).toBe(2);
     // A backlog past the bound of the check leaves the request to test the hits.
+    // Past the bound of the list, none: the statements read the prefix's range of page_key.
+    const products = { text: '/products/', prefix: true };
+    const productKeys = siteKeys.get(site.id)?.filter((k) => k.startsWith('/products/')) ?? [];
+    expect(productKeys.length).toBeGreaterThan(1);
+    expect(await app.get(StatsRepository).prefixPageKeys(site.id, products, productKeys.length)).toEqual(
+      productKeys,
+    );
+    expect(
+      await app.get(StatsRepository).prefixPageKeys(site.id, products, productKeys.length - 1),
+    ).toBeUndefined();
     const pricing = { text: '/pricing', prefix: false };
     expect(await app.get(StatsRepository).pageRowsCurrent(site.id, pricing, 2)).toBe(true);
     expect(await app.get(StatsRepository).pageRowsCurrent(site.id, pricing, 1)).toBe(false);

@@ -37,6 +37,7 @@ import { where } from './sql/where';
 import {
   PAGE_CHECK_QUEUE,
   pageKeyUnder,
+  PREFIX_KEYS,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
   sessionsSource,
@@ -345,6 +346,19 @@ export const sharedStatements = {
       );
   },
 
+  /**
+   * The site's page_keys in session_pages under `prefix`, at most `limit` + 1: one look-up a key
+   * on MariaDB (a loose scan of the primary key's (site_id, page_key), as the GROUP BY names it).
+   */
+  prefixPageKeys(siteId: number, prefix: FilterValue, limit: number): ReportStatement<{ page_key: string }> {
+    return (d) =>
+      sql<{
+        page_key: string;
+      }>`SELECT sp.site_id, sp.page_key FROM ${sql.raw(SESSION_PAGES)} sp WHERE sp.site_id = ${siteId} AND ${pageKeyUnder('sp', prefix)} GROUP BY sp.site_id, sp.page_key ORDER BY sp.site_id, sp.page_key LIMIT ${sql.lit(limit + 1)}`.compile(
+        d.builder,
+      );
+  },
+
   /** The goals the site's conversion rollups were built for (migration 1765500000000). */
   rolledUpGoals(siteId: number): ReportStatement<{ goal_id: number | string }> {
     return (d) =>
@@ -530,6 +544,19 @@ export class StatsRepository {
   async pageRowsCurrent(siteId: number, page: FilterValue, queueLimit = PAGE_CHECK_QUEUE): Promise<boolean> {
     const [row] = await this.db.run(sharedStatements.stalePageRows(siteId, page, queueLimit));
     return Number(row.queued) <= queueLimit && Number(row.stale ?? 0) === 0;
+  }
+
+  /**
+   * The page_keys of the site's session_pages rows under `prefix` (StatsQuery.pageKeys), or
+   * undefined past PREFIX_KEYS of them.
+   */
+  async prefixPageKeys(
+    siteId: number,
+    prefix: FilterValue,
+    limit = PREFIX_KEYS,
+  ): Promise<string[] | undefined> {
+    const rows = await this.db.run(sharedStatements.prefixPageKeys(siteId, prefix, limit));
+    return rows.length > limit ? undefined : rows.map((r) => r.page_key);
   }
 
   /** The site's goals for conversion counts, and whether the conversion rollups hold them. */

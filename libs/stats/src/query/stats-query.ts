@@ -45,6 +45,8 @@ export interface StatsQuery {
   readonly longestSessionMillis?: number;
   /** Under a condition session_pages may answer: its rows of the path were current (SessionScope.pageRowsCurrent). */
   readonly pageRowsCurrent?: boolean;
+  /** Under `page==` one prefix session_pages answers: its page_keys, when few (SessionScope.pageKeys). */
+  readonly pageKeys?: readonly string[];
 }
 
 /** The same query over another range (comparisons). */
@@ -66,7 +68,8 @@ export interface ReportParams extends RangeQuery {
  * attributes that conditions on two attributes or more select are read once, and listed when
  * they are few, so that the statements name them (SessionScope.combinations). Under filters, the
  * site's longest session is read too (StatsQuery.longestSessionMillis), and under a condition
- * session_pages may answer, whether its rows of the path are current (StatsQuery.pageRowsCurrent).
+ * session_pages may answer, whether its rows of the path are current (StatsQuery.pageRowsCurrent),
+ * and under a prefix, its page_keys when few (StatsQuery.pageKeys).
  */
 @Injectable()
 export class StatsQueryParser {
@@ -87,6 +90,10 @@ export class StatsQueryParser {
       filters.length > 0 ? await this.stats.longestSessionMillis(site.id) : undefined;
     const page = pageOfCondition(filters);
     const pageRowsCurrent = page === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, page);
+    const pageKeys =
+      page?.prefix === true && pageRowsCurrent === true
+        ? await this.stats.prefixPageKeys(site.id, page)
+        : undefined;
     return {
       site: {
         id: site.id,
@@ -101,6 +108,7 @@ export class StatsQueryParser {
       ...(combinations === undefined ? {} : { combinations }),
       ...(longestSessionMillis === undefined ? {} : { longestSessionMillis }),
       ...(pageRowsCurrent === undefined ? {} : { pageRowsCurrent }),
+      ...(pageKeys === undefined ? {} : { pageKeys }),
     };
   }
 

@@ -37,6 +37,12 @@ export interface SessionScope {
    * condition session_pages may answer): session-pages.ts.
    */
   readonly pageRowsCurrent?: boolean;
+  /**
+   * Under `page==` one prefix read from session_pages: the page_keys under it as the request was
+   * parsed, when at most PREFIX_KEYS (StatsRepository.prefixPageKeys). The statements then read
+   * each key's range of starts instead of every row of the prefix (sessionsSource).
+   */
+  readonly pageKeys?: readonly string[];
 }
 
 /**

@@ -196,6 +196,21 @@ describe('what a statement reads its sessions from', () => {
     );
   });
 
+  it('under a prefix whose keys the request listed, each key (its range of starts)', () => {
+    const blog = [page('', { values: [{ text: '/blog/', prefix: true }] })];
+    const { sql: compiled } = text(settled(blog, { pageKeys: ['/blog/a', '/blog/b'] }));
+    expect(compiled.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` IN (?, ?) AND (`s`.`prior_page_key` IS NULL OR NOT (SUBSTRING(`s`.`prior_page_key`, 1, ?) = ?))) s',
+    );
+    expect(compiled.parameters).toEqual([7, '/blog/a', '/blog/b', 6, '/blog/']);
+    // None: no session.
+    expect(text(settled(blog, { pageKeys: [] })).sql.sql).toContain(
+      'WHERE `s`.`site_id` = ? AND (1 = 0) AND',
+    );
+    // A whole path ignores them.
+    expect(text(settled([page('/pricing')], { pageKeys: ['/x'] })).sql.sql).toContain('`s`.`page_key` = ?)');
+  });
+
   it('with conditions on attributes beside the page, tested on its rows', () => {
     const country: StatsFilter = {
       dimension: 'country',

@@ -53,6 +53,12 @@ export const SESSION_PAGE_COLUMNS = DERIVED_SESSION_COLUMNS.filter(
  */
 export const PAGE_CHECK_QUEUE = 20_000;
 
+/**
+ * How many page_keys under a prefix a request lists at most (StatsRepository.prefixPageKeys), so
+ * that its statements read each key's range of starts (the 200 under `/products/` at 10M).
+ */
+export const PREFIX_KEYS = 1_000;
+
 /** session_pages by session: what `aggregate` deletes before it writes a re-derived session's rows. */
 export const SESSION_PAGES_BY_SESSION = 'ix_session_pages_session';
 
@@ -209,13 +215,28 @@ export function sessionPageRows(scope: SessionScope): PageRows | undefined {
  * on attributes select.
  */
 function pageRowsWhere(scope: SessionScope, rows: PageRows, alias: string): RawBuilder<SqlBool> {
-  const under = sql<SqlBool>`${pageKeyUnder(alias, rows)}${andAlso(pageRowAttributes(scope, rows, alias))}`;
+  const under = sql<SqlBool>`${pageKeysIn(scope, rows, alias)}${andAlso(pageRowAttributes(scope, rows, alias))}`;
   if (rows.endpoint !== undefined) {
     return sql<SqlBool>`${under} AND ${sql.ref(`${alias}.${rows.endpoint}`)} = ${sql.ref(`${alias}.page_key`)}`;
   }
   if (!rows.prefix) return under;
   const prior = sql.ref(`${alias}.prior_page_key`);
   return sql<SqlBool>`${under} AND (${prior} IS NULL OR NOT (${textMatch(prior, rows.text, true)}))`;
+}
+
+/**
+ * The rows `alias` under `rows`' path or prefix, for a read of the range's: under a prefix whose
+ * page_keys the request listed (SessionScope.pageKeys), those keys, so that each one's range of
+ * starts is read, where the prefix's range of page_key is every row it has, of every day. The
+ * keys are those under the prefix as the request was parsed; a key first written since is a
+ * session derived since, which a statement may count or not, as any statement reads the tables
+ * at its own moment.
+ */
+function pageKeysIn(scope: SessionScope, rows: PageRows, alias: string): RawBuilder<SqlBool> {
+  if (!rows.prefix || rows.endpoint !== undefined || scope.pageKeys === undefined)
+    return pageKeyUnder(alias, rows);
+  if (scope.pageKeys.length === 0) return sql<SqlBool>`(1 = 0)`;
+  return sql<SqlBool>`${sql.ref(`${alias}.page_key`)} IN (${sql.join(scope.pageKeys)})`;
 }
 
 /**
