@@ -208,6 +208,13 @@ describe('filters (SPEC §3)', () => {
       ['page==/blog/*', 3, 3, 5, 66.67],
       ['page==/p*', 2, 2, 4, 50],
       ['page==/nowhere/*', 0, 0, 0, 0],
+      // Several values read, of their rows, each session's first under them: A saw /blog/a and
+      // /pricing and counts once; so does C under / and /docs/*. /blog/a is under /blog/*.
+      ['page==/pricing|/blog/a', 2, 2, 4, 50],
+      ['page==/blog/*|/', 4, 4, 7, 50],
+      ['page==/|/docs/*', 1, 1, 2, 0],
+      ['page==/blog/a|/pricing|/blog/*', 4, 3, 6, 75],
+      ['page==/pricing|/blog/*;device==desktop', 3, 3, 4, 66.67],
       // Conditions on attributes beside a page condition are tested on its rows: E (DE) is no
       // session of the range, its pageview in it counts.
       ['page==/pricing;country==DE', 1, 1, 3, 0],

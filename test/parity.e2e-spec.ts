@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import {
   ReportDb,
   SESSION_PAGE_COLUMNS,
-  sessionPagesPath,
+  sessionPagesPaths,
   SiteContext,
   StatsQuery,
   StatsQueryParser,
@@ -511,7 +511,7 @@ describe('Rollup path = raw path (parity)', () => {
           path,
           current: !gainedPath,
         });
-        expect(sessionPagesPath(parsed)).toEqual(gainedPath ? undefined : { text: path, prefix: false });
+        expect(sessionPagesPaths(parsed)).toEqual(gainedPath ? undefined : [{ text: path, prefix: false }]);
         if (gainedPath) stale.push([site, path]);
       }
     }
@@ -541,7 +541,7 @@ describe('Rollup path = raw path (parity)', () => {
           prefix,
           current: !rowless,
         });
-        expect(sessionPagesPath(parsed)).toEqual(rowless ? undefined : { text: prefix, prefix: true });
+        expect(sessionPagesPaths(parsed)).toEqual(rowless ? undefined : [{ text: prefix, prefix: true }]);
         if (rowless) stalePrefixes.push([site, `${prefix}*`]);
       }
     }
@@ -602,19 +602,29 @@ describe('Rollup path = raw path (parity)', () => {
           'page==/products/*',
           'page==*',
           'page==/blog/*;country==DE|FR;device!=mobile',
+          // Several values: each session once, by its row of the smallest key under them.
+          'page==/pricing|/blog/a',
+          'page==/products/*|/pricing|/blog/*',
+          'page==/|/thank-you;device!=mobile',
         ]) {
           const scoped = { ...range, filters };
           const parsed = await app.get(StatsQueryParser).parse(site, scoped);
-          const value = filters.slice('page=='.length).split(';')[0];
-          expect({ zone: ZONES[i], path: sessionPagesPath(parsed) }).toEqual({
+          const values = filters
+            .slice('page=='.length)
+            .split(';')[0]
+            .split('|')
+            .map((v) =>
+              v.endsWith('*') ? { text: v.slice(0, -1), prefix: true } : { text: v, prefix: false },
+            );
+          expect({ zone: ZONES[i], paths: sessionPagesPaths(parsed) }).toEqual({
             zone: ZONES[i],
-            path: value.endsWith('*')
-              ? { text: value.slice(0, -1), prefix: true }
-              : { text: value, prefix: false },
+            paths: values,
           });
-          // A prefix's keys, listed: the site's paths under it in session_pages.
-          const under = value.endsWith('*')
-            ? siteKeys.get(site.id)?.filter((k) => k.startsWith(value.slice(0, -1)))
+          // A prefix's keys, listed: the site's paths under the values in session_pages.
+          const under = values.some((v) => v.prefix)
+            ? siteKeys
+                .get(site.id)
+                ?.filter((k) => values.some((v) => (v.prefix ? k.startsWith(v.text) : k === v.text)))
             : undefined;
           expect({ zone: ZONES[i], keys: parsed.pageKeys }).toEqual({ zone: ZONES[i], keys: under });
           await expectReportsAgree(site, scoped, ['previous_period']);
@@ -665,15 +675,15 @@ describe('Rollup path = raw path (parity)', () => {
     const products = { text: '/products/', prefix: true };
     const productKeys = siteKeys.get(site.id)?.filter((k) => k.startsWith('/products/')) ?? [];
     expect(productKeys.length).toBeGreaterThan(1);
-    expect(await app.get(StatsRepository).prefixPageKeys(site.id, products, productKeys.length)).toEqual(
+    expect(await app.get(StatsRepository).prefixPageKeys(site.id, [products], productKeys.length)).toEqual(
       productKeys,
     );
     expect(
-      await app.get(StatsRepository).prefixPageKeys(site.id, products, productKeys.length - 1),
+      await app.get(StatsRepository).prefixPageKeys(site.id, [products], productKeys.length - 1),
     ).toBeUndefined();
     const pricing = { text: '/pricing', prefix: false };
-    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, pricing, 2)).toBe(true);
-    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, pricing, 1)).toBe(false);
+    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, [pricing], 2)).toBe(true);
+    expect(await app.get(StatsRepository).pageRowsCurrent(site.id, [pricing], 1)).toBe(false);
     // The session that gained /blog/a had no row under /blog/ unless it had seen /blog/b; every
     // session with a pageview has a row under the empty prefix.
     const [{ n: unseenBlog }] = await env.ds.query<Array<{ n: number | string }>>(
@@ -686,6 +696,9 @@ describe('Rollup path = raw path (parity)', () => {
       ['/blog/*', Number(unseenBlog) > 0],
       ['/products/*', true],
       ['*', true],
+      // Several values: stale when one of them is.
+      ['/pricing|/products/*', true],
+      ['/pricing|/blog/a', false],
     ] as const) {
       const scoped = { ...RANGES[0], filters: `page==${path}` };
       expect({

@@ -36,7 +36,7 @@ import { pageviewsBySession } from './sql/pageviews-by-session';
 import { where } from './sql/where';
 import {
   PAGE_CHECK_QUEUE,
-  pageKeyUnder,
+  pageKeyUnderAny,
   PREFIX_KEYS,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
@@ -322,13 +322,13 @@ export const sharedStatements = {
   /**
    * How many sessions of the site are queued for `aggregate` (`queued`, counted up to
    * `queueLimit` + 1), and among them (when there are no more) whether a derived one has a
-   * pageview under `page` (a whole path or a prefix that page_key tells apart: pageOfCondition)
-   * that its rows in session_pages lack (`stale`): a hit imported since it was last derived. Each
+   * pageview under one of `pages` (whole paths or prefixes that page_key tells apart:
+   * pagesOfCondition) that its rows in session_pages lack under them (`stale`): a hit imported since it was last derived. Each
    * queued session's hits are read by session.
    */
   stalePageRows(
     siteId: number,
-    page: FilterValue,
+    pages: readonly FilterValue[],
     queueLimit: number,
   ): ReportStatement<{ queued: number | string; stale: number | string | null }> {
     return (d) =>
@@ -337,9 +337,12 @@ export const sharedStatements = {
         stale: number | string | null;
       }>`SELECT COUNT(*) AS queued, MAX(CASE WHEN EXISTS (
           SELECT 1 FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))}
-          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND ${pageviewPathIs('h', page.text, page.prefix)})
+          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND (${sql.join(
+            pages.map((v) => sql`(${pageviewPathIs('h', v.text, v.prefix)})`),
+            sql` OR `,
+          )}))
           AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = q.site_id AND s.session_id = q.session_id)
-          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))} WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND ${pageKeyUnder('sp', page)})
+          AND NOT EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))} WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND ${pageKeyUnderAny('sp', pages)})
         THEN 1 ELSE 0 END) AS stale
         FROM (SELECT site_id, session_id FROM dirty_sessions WHERE site_id = ${siteId} LIMIT ${sql.lit(queueLimit + 1)}) q`.compile(
         d.builder,
@@ -347,14 +350,18 @@ export const sharedStatements = {
   },
 
   /**
-   * The site's page_keys in session_pages under `prefix`, at most `limit` + 1: one look-up a key
-   * on MariaDB (a loose scan of the primary key's (site_id, page_key), as the GROUP BY names it).
+   * The site's page_keys in session_pages under one of `pages`, at most `limit` + 1: one look-up a
+   * key on MariaDB (a loose scan of the primary key's (site_id, page_key), as the GROUP BY names it).
    */
-  prefixPageKeys(siteId: number, prefix: FilterValue, limit: number): ReportStatement<{ page_key: string }> {
+  prefixPageKeys(
+    siteId: number,
+    pages: readonly FilterValue[],
+    limit: number,
+  ): ReportStatement<{ page_key: string }> {
     return (d) =>
       sql<{
         page_key: string;
-      }>`SELECT sp.site_id, sp.page_key FROM ${sql.raw(SESSION_PAGES)} sp WHERE sp.site_id = ${siteId} AND ${pageKeyUnder('sp', prefix)} GROUP BY sp.site_id, sp.page_key ORDER BY sp.site_id, sp.page_key LIMIT ${sql.lit(limit + 1)}`.compile(
+      }>`SELECT sp.site_id, sp.page_key FROM ${sql.raw(SESSION_PAGES)} sp WHERE sp.site_id = ${siteId} AND ${pageKeyUnderAny('sp', pages)} GROUP BY sp.site_id, sp.page_key ORDER BY sp.site_id, sp.page_key LIMIT ${sql.lit(limit + 1)}`.compile(
         d.builder,
       );
   },
@@ -533,7 +540,7 @@ export class StatsRepository {
 
   /**
    * Whether session_pages holds every derived session of the site that has a pageview under
-   * `page` (a path or a prefix: pageOfCondition) under it (StatsQuery.pageRowsCurrent). A
+   * one of `pages` (paths or prefixes: pagesOfCondition) under it (StatsQuery.pageRowsCurrent). A
    * session's rows are written with its row in `sessions`, and a session only gains hits: they
    * can lack a path only for a queued session, one of whose new hits is a pageview of it. A
    * queued session's figures are those of its row on either path; so while none lacks a row
@@ -541,21 +548,25 @@ export class StatsRepository {
    * With more than PAGE_CHECK_QUEUE sessions queued (a backlog), the request tests the hits
    * instead of reading them all first.
    */
-  async pageRowsCurrent(siteId: number, page: FilterValue, queueLimit = PAGE_CHECK_QUEUE): Promise<boolean> {
-    const [row] = await this.db.run(sharedStatements.stalePageRows(siteId, page, queueLimit));
+  async pageRowsCurrent(
+    siteId: number,
+    pages: readonly FilterValue[],
+    queueLimit = PAGE_CHECK_QUEUE,
+  ): Promise<boolean> {
+    const [row] = await this.db.run(sharedStatements.stalePageRows(siteId, pages, queueLimit));
     return Number(row.queued) <= queueLimit && Number(row.stale ?? 0) === 0;
   }
 
   /**
-   * The page_keys of the site's session_pages rows under `prefix` (StatsQuery.pageKeys), or
+   * The page_keys of the site's session_pages rows under `pages` (StatsQuery.pageKeys), or
    * undefined past PREFIX_KEYS of them.
    */
   async prefixPageKeys(
     siteId: number,
-    prefix: FilterValue,
+    pages: readonly FilterValue[],
     limit = PREFIX_KEYS,
   ): Promise<string[] | undefined> {
-    const rows = await this.db.run(sharedStatements.prefixPageKeys(siteId, prefix, limit));
+    const rows = await this.db.run(sharedStatements.prefixPageKeys(siteId, pages, limit));
     return rows.length > limit ? undefined : rows.map((r) => r.page_key);
   }
 

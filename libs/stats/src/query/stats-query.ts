@@ -5,7 +5,7 @@ import { Interval, ReportRange } from '../date-range';
 import { ParameterError } from '../parameter-error';
 import { RangeQuery, reportRange } from '../report-range';
 import { conditionsOnSeveralAttributes, type StatsFilter } from '../sql/session-filter';
-import { pageOfCondition } from '../sql/session-pages';
+import { pagesOfCondition } from '../sql/session-pages';
 import { StatsRepository } from '../stats.repository';
 import { parseFilters } from './filters';
 
@@ -45,7 +45,7 @@ export interface StatsQuery {
   readonly longestSessionMillis?: number;
   /** Under a condition session_pages may answer: its rows of the path were current (SessionScope.pageRowsCurrent). */
   readonly pageRowsCurrent?: boolean;
-  /** Under `page==` one prefix session_pages answers: its page_keys, when few (SessionScope.pageKeys). */
+  /** Under a `page==` condition with a prefix session_pages answers: its page_keys, when few (SessionScope.pageKeys). */
   readonly pageKeys?: readonly string[];
 }
 
@@ -69,7 +69,7 @@ export interface ReportParams extends RangeQuery {
  * they are few, so that the statements name them (SessionScope.combinations). Under filters, the
  * site's longest session is read too (StatsQuery.longestSessionMillis), and under a condition
  * session_pages may answer, whether its rows of the path are current (StatsQuery.pageRowsCurrent),
- * and under a prefix, its page_keys when few (StatsQuery.pageKeys).
+ * and under a prefix, the page_keys under its values when few (StatsQuery.pageKeys).
  */
 @Injectable()
 export class StatsQueryParser {
@@ -88,11 +88,12 @@ export class StatsQueryParser {
       : undefined;
     const longestSessionMillis =
       filters.length > 0 ? await this.stats.longestSessionMillis(site.id) : undefined;
-    const page = pageOfCondition(filters);
-    const pageRowsCurrent = page === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, page);
+    const pages = pagesOfCondition(filters);
+    const pageRowsCurrent =
+      pages === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, pages);
     const pageKeys =
-      page?.prefix === true && pageRowsCurrent === true
-        ? await this.stats.prefixPageKeys(site.id, page)
+      pages?.some((v) => v.prefix) === true && pageRowsCurrent === true
+        ? await this.stats.prefixPageKeys(site.id, pages)
         : undefined;
     return {
       site: {

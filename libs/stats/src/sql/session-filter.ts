@@ -5,12 +5,12 @@ import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, text
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
 import {
-  pageKeyUnder,
+  pageKeyUnderAny,
   pageRowAttributes,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
   sessionPageRows,
-  sessionPagesPath,
+  sessionPagesPaths,
 } from './session-pages';
 
 /** A parsed condition, with the site's goals it names when it is on `goal` (StatsQueryParser resolves them). */
@@ -33,14 +33,15 @@ export interface SessionScope {
   readonly combinations?: readonly string[];
   /**
    * True when session_pages held, as the request was parsed, every derived session of the site
-   * under each path of the `page==` condition's that its hits have (StatsQueryParser, under a
+   * under each path of the `page==` condition's values that its hits have (StatsQueryParser, under a
    * condition session_pages may answer): session-pages.ts.
    */
   readonly pageRowsCurrent?: boolean;
   /**
-   * Under `page==` one prefix read from session_pages: the page_keys under it as the request was
-   * parsed, when at most PREFIX_KEYS (StatsRepository.prefixPageKeys). The statements then read
-   * each key's range of starts instead of every row of the prefix (sessionsSource).
+   * Under a `page==` condition with a prefix read from session_pages: the page_keys under its
+   * values as the request was parsed, when at most PREFIX_KEYS (StatsRepository.prefixPageKeys).
+   * The statements then read each key's range of starts instead of every row of the prefix
+   * (sessionsSource).
    */
   readonly pageKeys?: readonly string[];
 }
@@ -232,8 +233,8 @@ export function selectsFewCombinations(scope: SessionScope): boolean {
  * The same selection for rows that carry a session id (hits, orders) aliased `row`: their
  * session is selected. A row whose session `aggregate` has not derived yet belongs to no
  * selected session (as it has no attributes yet). `bySession` as for sessionSelected. Under
- * `page==` one path or prefix whose session_pages rows are current (sessionPagesPath), the
- * session's row there under it.
+ * `page==` paths or prefixes whose session_pages rows are current (sessionPagesPaths), the
+ * session's row there under one of them.
  */
 export function rowOfSelectedSession(
   scope: SessionScope,
@@ -243,27 +244,27 @@ export function rowOfSelectedSession(
   if (scope.filters.length === 0) return null;
   const page = sessionPageRows(scope);
   if (page !== undefined && page.endpoint === undefined) {
-    // The session's row (rows, under a prefix) under the path (session-pages.ts), through
-    // SESSION_PAGES_BY_SESSION (which holds page_key) whatever the statistics say: the key's
+    // The session's row (rows, under a prefix or several values) under the condition's values
+    // (session-pages.ts), through SESSION_PAGES_BY_SESSION (which holds page_key) whatever the statistics say: the key's
     // (site, page_key) prefix would read every row of the path for each session. Not for an
     // entry or exit page condition (sessionPageRows): its test of the session's row is a
     // look-up too, by key.
     const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnder('fs', page)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
+    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnderAny('fs', page.values)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
   }
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }
 
 /**
- * The settled session of sessions row `s`, already read by key, is selected: under `page==` one
- * path or prefix whose session_pages rows are current (sessionPagesPath), its row there under it,
+ * The settled session of sessions row `s`, already read by key, is selected: under `page==` paths
+ * or prefixes whose session_pages rows are current (sessionPagesPaths), its row there under them,
  * looked up by session (rowOfSelectedSession); otherwise sessionSelected. A settled session's
  * rows there are its row's, so the two select the same sessions; the look-up reads one index
  * entry where the condition tests the session against its hits (or builds the path's set of
  * sessions from every hit of the path).
  */
 export function settledSessionSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
-  return sessionPagesPath(scope) === undefined ? sessionSelected(scope, s) : rowOfSelectedSession(scope, s);
+  return sessionPagesPaths(scope) === undefined ? sessionSelected(scope, s) : rowOfSelectedSession(scope, s);
 }
 
 /**

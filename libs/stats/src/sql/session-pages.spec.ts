@@ -3,10 +3,11 @@ import { sql } from 'kysely';
 import { STEP_KEY_CHARS } from '../definitions';
 import type { SessionScope, StatsFilter } from './session-filter';
 import {
-  pageOfCondition,
+  coveringValues,
   pageRowsOfCondition,
+  pagesOfCondition,
   sessionPageRows,
-  sessionPagesPath,
+  sessionPagesPaths,
   sessionsSource,
 } from './session-pages';
 
@@ -26,46 +27,41 @@ const settled = (filters: StatsFilter[], more: Partial<SessionScope> = {}): Sess
 
 describe('which requests read session_pages', () => {
   it('reads it for page== one whole path, while its rows of the path are current', () => {
-    expect(sessionPagesPath(settled([page('/pricing')]))).toEqual({ text: '/pricing', prefix: false });
+    expect(sessionPagesPaths(settled([page('/pricing')]))).toEqual([{ text: '/pricing', prefix: false }]);
     // A literal trailing `*` (escaped in the filter) is a whole path.
-    expect(sessionPagesPath(settled([page('/sale*')]))).toEqual({ text: '/sale*', prefix: false });
+    expect(sessionPagesPaths(settled([page('/sale*')]))).toEqual([{ text: '/sale*', prefix: false }]);
   });
 
   it('reads it for page== one prefix no longer than page_key, the empty one too', () => {
     const blog = { text: '/blog/', prefix: true };
-    expect(sessionPagesPath(settled([page('/blog/', { values: [blog] })]))).toEqual(blog);
+    expect(sessionPagesPaths(settled([page('/blog/', { values: [blog] })]))).toEqual([blog]);
     const all = { text: '', prefix: true };
-    expect(sessionPagesPath(settled([page('', { values: [all] })]))).toEqual(all);
+    expect(sessionPagesPaths(settled([page('', { values: [all] })]))).toEqual([all]);
     const longest = { text: 'x'.repeat(STEP_KEY_CHARS), prefix: true };
-    expect(pageOfCondition([page('', { values: [longest] })])).toEqual(longest);
+    expect(pagesOfCondition([page('', { values: [longest] })])).toEqual([longest]);
     const longer = { text: 'x'.repeat(STEP_KEY_CHARS + 1), prefix: true };
-    expect(pageOfCondition([page('', { values: [longer] })])).toBeUndefined();
+    expect(pagesOfCondition([page('', { values: [longer] })])).toBeUndefined();
   });
 
   it('reads the hits while a queued session has gained the path, or when that was not asked, and on the raw path', () => {
-    expect(sessionPagesPath(settled([page('/pricing')], { pageRowsCurrent: false }))).toBeUndefined();
-    expect(sessionPagesPath(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
-    expect(sessionPagesPath(settled([page('/pricing')], { tables: 'raw' }))).toBeUndefined();
+    expect(sessionPagesPaths(settled([page('/pricing')], { pageRowsCurrent: false }))).toBeUndefined();
+    expect(sessionPagesPaths(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
+    expect(sessionPagesPaths(settled([page('/pricing')], { tables: 'raw' }))).toBeUndefined();
   });
 
-  it('reads the hits for what a session could be counted under twice, or not at all', () => {
+  it('reads it for page== several values, each page_key tells apart, without those another covers', () => {
+    const values = [
+      { text: '/docs/', prefix: true },
+      { text: '/pricing', prefix: false },
+      { text: '/docs/a', prefix: false },
+    ];
+    expect(sessionPagesPaths(settled([page('', { values })]))).toEqual([values[0], values[1]]);
+    const longer = { text: 'x'.repeat(STEP_KEY_CHARS), prefix: false };
+    expect(pagesOfCondition([page('', { values: [values[1], longer] })])).toBeUndefined();
+  });
+
+  it('reads the hits for what it cannot tell: !=, a condition beside on anything but attributes, or none', () => {
     const cases: StatsFilter[][] = [
-      [
-        page('/blog/', {
-          values: [
-            { text: '/blog/', prefix: true },
-            { text: '/docs/', prefix: true },
-          ],
-        }),
-      ],
-      [
-        page('/a', {
-          values: [
-            { text: '/a', prefix: false },
-            { text: '/b', prefix: false },
-          ],
-        }),
-      ],
       [page('/pricing', { operator: '!=' })],
       [page('/pricing'), page('/blog/')],
       [page('/pricing'), { dimension: 'entry_page', operator: '==', values: [{ text: '/', prefix: false }] }],
@@ -73,17 +69,17 @@ describe('which requests read session_pages', () => {
       [],
     ];
     for (const filters of cases) {
-      expect(pageOfCondition(filters)).toBeUndefined();
-      expect(sessionPagesPath(settled(filters))).toBeUndefined();
+      expect(pagesOfCondition(filters)).toBeUndefined();
+      expect(sessionPagesPaths(settled(filters))).toBeUndefined();
     }
   });
 
   it('reads the hits for a path as long as page_key or longer, which its key does not tell apart', () => {
     const under = 'x'.repeat(STEP_KEY_CHARS - 1);
-    expect(sessionPagesPath(settled([page(under)]))).toEqual({ text: under, prefix: false });
-    expect(pageOfCondition([page('x'.repeat(STEP_KEY_CHARS))])).toBeUndefined();
+    expect(sessionPagesPaths(settled([page(under)]))).toEqual([{ text: under, prefix: false }]);
+    expect(pagesOfCondition([page('x'.repeat(STEP_KEY_CHARS))])).toBeUndefined();
     // Characters, not UTF-16 units: 254 emoji fit.
-    expect(pageOfCondition([page('😀'.repeat(STEP_KEY_CHARS - 1))])?.text).toBe(
+    expect(pagesOfCondition([page('😀'.repeat(STEP_KEY_CHARS - 1))])?.[0].text).toBe(
       '😀'.repeat(STEP_KEY_CHARS - 1),
     );
   });
@@ -99,20 +95,17 @@ describe('entry and exit page conditions read from session_pages', () => {
 
   it('reads the rows under one whole path whose session entered or left by it', () => {
     expect(pageRowsOfCondition([endpoint('exit_page', [whole('/pricing')])])).toEqual({
-      text: '/pricing',
-      prefix: false,
+      values: [whole('/pricing')],
       endpoint: 'exit_path',
       attributes: [],
     });
     expect(pageRowsOfCondition([endpoint('entry_page', [whole('/')])])).toEqual({
-      text: '/',
-      prefix: false,
+      values: [whole('/')],
       endpoint: 'entry_path',
       attributes: [],
     });
     expect(pageRowsOfCondition([page('/pricing')])).toEqual({
-      text: '/pricing',
-      prefix: false,
+      values: [whole('/pricing')],
       attributes: [],
     });
   });
@@ -120,8 +113,7 @@ describe('entry and exit page conditions read from session_pages', () => {
   it('needs no check of the queue (it tests the session’s row, written with its rows), but not on the raw path', () => {
     const exit = [endpoint('exit_page', [whole('/pricing')])];
     expect(sessionPageRows(settled(exit, { pageRowsCurrent: undefined }))).toEqual({
-      text: '/pricing',
-      prefix: false,
+      values: [whole('/pricing')],
       endpoint: 'exit_path',
       attributes: [],
     });
@@ -129,8 +121,7 @@ describe('entry and exit page conditions read from session_pages', () => {
     // page== still does.
     expect(sessionPageRows(settled([page('/pricing')], { pageRowsCurrent: undefined }))).toBeUndefined();
     expect(sessionPageRows(settled([page('/pricing')]))).toEqual({
-      text: '/pricing',
-      prefix: false,
+      values: [whole('/pricing')],
       attributes: [],
     });
   });
@@ -211,6 +202,39 @@ describe('what a statement reads its sessions from', () => {
     expect(text(settled([page('/pricing')], { pageKeys: ['/x'] })).sql.sql).toContain('`s`.`page_key` = ?)');
   });
 
+  it('under several values, the row of each session with no row of a smaller key under them', () => {
+    const values = [
+      { text: '/pricing', prefix: false },
+      { text: '/blog/', prefix: true },
+    ];
+    const { pages, sql: compiled } = text(settled([page('', { values })]));
+    expect(pages).toBe(true);
+    expect(compiled.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND ((`s`.`page_key` = ?) OR (`s`.`page_key` >= ? AND `s`.`page_key` < ? AND SUBSTRING(`s`.`page_key`, 1, ?) = ?)) AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND `s_e`.`page_key` < `s`.`page_key` AND ((`s_e`.`page_key` = ?) OR (`s_e`.`page_key` >= ? AND `s_e`.`page_key` < ? AND SUBSTRING(`s_e`.`page_key`, 1, ?) = ?)))) s',
+    );
+    expect(compiled.parameters).toEqual([
+      7,
+      '/pricing',
+      '/blog/',
+      '/blog0',
+      6,
+      '/blog/',
+      '/pricing',
+      '/blog/',
+      '/blog0',
+      6,
+      '/blog/',
+    ]);
+    // With the keys listed, those keys on both sides.
+    const listed = text(settled([page('', { values })], { pageKeys: ['/blog/a', '/pricing'] })).sql;
+    expect(listed.sql).toBe(
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` IN (?, ?) AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND `s_e`.`page_key` < `s`.`page_key` AND `s_e`.`page_key` IN (?, ?))) s',
+    );
+    // A value another covers is left out: one prefix, read by its prior keys.
+    const covered = [values[1], { text: '/blog/a', prefix: false }];
+    expect(text(settled([page('', { values: covered })])).sql.sql).toContain('prior_page_key');
+  });
+
   it('with conditions on attributes beside the page, tested on its rows', () => {
     const country: StatsFilter = {
       dimension: 'country',
@@ -223,7 +247,7 @@ describe('what a statement reads its sessions from', () => {
       values: [{ text: 'mobile', prefix: false }],
     };
     const scope = settled([country, page('/pricing'), device]);
-    expect(sessionPagesPath(scope)).toEqual({ text: '/pricing', prefix: false });
+    expect(sessionPagesPaths(scope)).toEqual([{ text: '/pricing', prefix: false }]);
     expect(sessionPageRows(scope)?.attributes).toEqual([country, device]);
     const { pages, sql: compiled } = text(scope);
     expect(pages).toBe(true);
@@ -237,5 +261,25 @@ describe('what a statement reads its sessions from', () => {
     const { pages, sql: compiled } = text(settled([page('/pricing')], { pageRowsCurrent: false }));
     expect(pages).toBe(false);
     expect(compiled.sql).toBe('SELECT 1 FROM sessions s');
+  });
+});
+
+describe('coveringValues', () => {
+  const whole = (text: string) => ({ text, prefix: false });
+  const under = (text: string) => ({ text, prefix: true });
+
+  it('leaves out what a prefix among them covers, and repeats, keeping the order of the rest', () => {
+    expect(coveringValues([whole('/a'), under('/b'), whole('/b/c'), under('/b/d'), whole('/b')])).toEqual([
+      whole('/a'),
+      under('/b'),
+    ]);
+    expect(coveringValues([whole('/a'), whole('/a'), under('/x'), under('/x')])).toEqual([
+      whole('/a'),
+      under('/x'),
+    ]);
+    // The empty prefix covers every path; a whole path covers only itself.
+    expect(coveringValues([whole('/a'), under(''), under('/b')])).toEqual([under('')]);
+    expect(coveringValues([whole('/a'), under('/a'), whole('/ab')])).toEqual([under('/a')]);
+    expect(coveringValues([whole('/a'), under('/ab')])).toEqual([whole('/a'), under('/ab')]);
   });
 });

@@ -1,6 +1,7 @@
 import { sql, SqlBool, type AliasedRawBuilder, type RawBuilder } from 'kysely';
 import { isSessionAttribute, pathKeyIs, SESSION_ATTRIBUTES, STEP_KEY_CHARS, textMatch } from '../definitions';
 import type { FilterValue } from '../query/filters';
+import { tableWithIndexMarker } from '@app/db/dialect';
 import { andAlso, sessionSelected, type SessionScope, type StatsFilter } from './session-filter';
 import { siteKeysWhere } from './site-keys';
 import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
@@ -108,30 +109,45 @@ function keyed(value: FilterValue): boolean {
 }
 
 /**
- * The value of the `page` condition a request may read session_pages for, or undefined: its
- * one condition that is not on a session attribute is `page==` one whole path shorter than
- * page_key or one prefix no longer than it. The conditions on attributes are tested on the rows,
- * which hold the session's attributes (PageRows.attributes).
+ * `values` without those another of them covers: a path or prefix under a prefix among them
+ * (`/blog/*|/blog/a` is `/blog/*`), and repeats; in their order otherwise. What is left selects
+ * the same sessions, and no two of its values share a path.
  */
-export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | undefined {
+export function coveringValues(values: readonly FilterValue[]): FilterValue[] {
+  // `p` selects every path `v` selects; both ways only when they are the same value.
+  const covers = (p: FilterValue, v: FilterValue) =>
+    p.prefix ? v.text.startsWith(p.text) : !v.prefix && v.text === p.text;
+  return values.filter((v, i) => !values.some((p, j) => j !== i && covers(p, v) && (!covers(v, p) || j < i)));
+}
+
+/**
+ * The values of the `page` condition a request may read session_pages for, or undefined: its
+ * one condition that is not on a session attribute is `page==` whole paths shorter than page_key
+ * or prefixes no longer than it, without those another of them covers (coveringValues). The
+ * conditions on attributes are tested on the rows, which hold the session's attributes
+ * (PageRows.attributes).
+ */
+export function pagesOfCondition(filters: readonly StatsFilter[]): readonly FilterValue[] | undefined {
   const others = filters.filter((f) => !isSessionAttribute(f.dimension));
   if (others.length !== 1) return undefined;
   const [f] = others;
-  if (f.dimension !== 'page' || f.operator !== '==' || f.values.length !== 1) return undefined;
-  const [value] = f.values;
-  return keyed(value) ? value : undefined;
+  if (f.dimension !== 'page' || f.operator !== '==' || !f.values.every(keyed)) return undefined;
+  return coveringValues(f.values);
 }
 
 /**
  * The session_pages rows that are the sessions a request's one condition selects, read in place
  * of a test of each of the range's sessions (sessionsSource):
  *
- * - `page==` one whole path: its rows (pageOfCondition).
+ * - `page==` one whole path: its rows (pagesOfCondition).
  * - `page==` one prefix: of its paths' rows, the one of each session whose prior_page_key is not
  *   under it (sessionPagesInsert): a session counts once, however many of the paths it saw.
- * - Beside either, conditions on session attributes (`attributes`): tested on those rows, which
- *   hold the session's attributes as its row in `sessions` does. Not beside an entry or exit
- *   page condition: without session_pages that is a test of each session's row, which under
+ * - `page==` several values: of their rows, the one of each session with no row of a smaller
+ *   page_key under them, looked up by session (SESSION_PAGES_BY_SESSION). A prior key cannot
+ *   tell it here: a key between two of the values may come between a session's rows under them.
+ * - Beside any of these, conditions on session attributes (`attributes`): tested on those rows,
+ *   which hold the session's attributes as its row in `sessions` does. Not beside an entry or
+ *   exit page condition: without session_pages that is a test of each session's row, which under
  *   conditions on attributes reads only their combinations' sessions.
  * - `entry_page==` / `exit_page==` one whole path: the rows under it whose session entered (left)
  *   by it, `endpoint` = page_key. A session's entry and exit paths are paths of its pageviews, so
@@ -144,7 +160,9 @@ export function pageOfCondition(filters: readonly StatsFilter[]): FilterValue | 
  * slower than testing each session; under a prefix, a session's rows under its paths (`/blog/*`:
  * 207k at 1M) were as many as the range's sessions and no faster to read.
  */
-export interface PageRows extends FilterValue {
+export interface PageRows {
+  /** The condition's values (pagesOfCondition); one whole path for an entry or exit page. */
+  readonly values: readonly FilterValue[];
   readonly endpoint?: 'entry_path' | 'exit_path';
   /** The conditions on session attributes beside a `page==` condition, tested on its rows. */
   readonly attributes: readonly StatsFilter[];
@@ -152,47 +170,53 @@ export interface PageRows extends FilterValue {
 
 /** PageRows for `filters`, or undefined (currency aside: sessionPageRows). */
 export function pageRowsOfCondition(filters: readonly StatsFilter[]): PageRows | undefined {
-  const page = pageOfCondition(filters);
-  if (page !== undefined) {
+  const values = pagesOfCondition(filters);
+  if (values !== undefined) {
     const attributes = filters.filter((f) => isSessionAttribute(f.dimension));
-    return { text: page.text, prefix: page.prefix, attributes };
+    return { values, attributes };
   }
   if (filters.length !== 1) return undefined;
   const [f] = filters;
   if (f.dimension !== 'entry_page' && f.dimension !== 'exit_page') return undefined;
   if (f.operator !== '==' || f.values.length !== 1 || !wholeKey(f.values[0])) return undefined;
   return {
-    text: f.values[0].text,
-    prefix: false,
+    values: f.values,
     endpoint: f.dimension === 'entry_page' ? 'entry_path' : 'exit_path',
     attributes: [],
   };
 }
 
 /**
- * The path or prefix under whose session_pages rows are the sessions `scope` selects, or
- * undefined: its one condition is `page==` one value page_key tells apart (pageOfCondition), it
- * is not the raw path, and those rows were current as the request was parsed (`pageRowsCurrent`:
- * no queued session had gained a pageview under it since it was last derived;
- * StatsRepository.pageRowsCurrent). A session then has a row under it exactly when one of its
- * hits is a pageview under it, which is what the raw condition tests, and the row holds what its
- * row in `sessions` holds.
+ * The paths and prefixes under whose session_pages rows are the sessions `scope` selects, or
+ * undefined: its one condition is `page==` values page_key tells apart (pagesOfCondition), it is
+ * not the raw path, and those rows were current as the request was parsed (`pageRowsCurrent`: no
+ * queued session had gained a pageview under them since it was last derived;
+ * StatsRepository.pageRowsCurrent). A session then has a row under them exactly when one of its
+ * hits is a pageview under them, which is what the raw condition tests, and the row holds what
+ * its row in `sessions` holds.
  */
-export function sessionPagesPath(scope: SessionScope): FilterValue | undefined {
+export function sessionPagesPaths(scope: SessionScope): readonly FilterValue[] | undefined {
   const rows = sessionPageRows(scope);
-  return rows === undefined || rows.endpoint !== undefined
-    ? undefined
-    : { text: rows.text, prefix: rows.prefix };
+  return rows === undefined || rows.endpoint !== undefined ? undefined : rows.values;
 }
 
 /**
  * session_pages rows `alias`'s page_key is under `value` (a whole path or a prefix that page_key
- * tells apart: pageOfCondition), with the key's range for the index.
+ * tells apart: pagesOfCondition), with the key's range for the index.
  */
 export function pageKeyUnder(alias: string, value: FilterValue): RawBuilder<SqlBool> {
   const under = pathKeyIs(sql.ref(`${alias}.page_key`), value.text, value.prefix);
   if (under === undefined) throw new Error(`session_pages cannot tell this path apart: ${value.text}`);
   return under;
+}
+
+/** session_pages rows `alias`'s page_key is under one of `values` (pageKeyUnder). */
+export function pageKeyUnderAny(alias: string, values: readonly FilterValue[]): RawBuilder<SqlBool> {
+  if (values.length === 1) return pageKeyUnder(alias, values[0]);
+  return sql<SqlBool>`(${sql.join(
+    values.map((v) => sql`(${pageKeyUnder(alias, v)})`),
+    sql` OR `,
+  )})`;
 }
 
 /**
@@ -210,31 +234,39 @@ export function sessionPageRows(scope: SessionScope): PageRows | undefined {
 
 /**
  * The rows of `rows` among the session_pages rows `alias` of a site, one a session: under its path
- * and with that path as their endpoint; under its prefix and the session's first there (no prior
- * key under it, sessionPagesInsert); or under its path. Each with the attributes its conditions
- * on attributes select.
+ * and with that path as their endpoint; under its one prefix and the session's first there (no
+ * prior key under it, sessionPagesInsert); under one of several values and the session's first
+ * under them (no row of the session with a smaller page_key under them); or under its one path.
+ * Each with the attributes its conditions on attributes select.
  */
 function pageRowsWhere(scope: SessionScope, rows: PageRows, alias: string): RawBuilder<SqlBool> {
   const under = sql<SqlBool>`${pageKeysIn(scope, rows, alias)}${andAlso(pageRowAttributes(scope, rows, alias))}`;
   if (rows.endpoint !== undefined) {
     return sql<SqlBool>`${under} AND ${sql.ref(`${alias}.${rows.endpoint}`)} = ${sql.ref(`${alias}.page_key`)}`;
   }
-  if (!rows.prefix) return under;
+  if (rows.values.length > 1) {
+    // The session's rows are few; its attributes are those of every one of them.
+    const earlier = `${alias}_e`;
+    const table = tableWithIndexMarker(SESSION_PAGES, earlier, SESSION_PAGES_BY_SESSION);
+    return sql<SqlBool>`${under} AND NOT EXISTS (SELECT 1 FROM ${sql.raw(table)} WHERE ${sql.ref(`${earlier}.site_id`)} = ${sql.ref(`${alias}.site_id`)} AND ${sql.ref(`${earlier}.session_id`)} = ${sql.ref(`${alias}.session_id`)} AND ${sql.ref(`${earlier}.page_key`)} < ${sql.ref(`${alias}.page_key`)} AND ${pageKeysIn(scope, rows, earlier)})`;
+  }
+  const [value] = rows.values;
+  if (!value.prefix) return under;
   const prior = sql.ref(`${alias}.prior_page_key`);
-  return sql<SqlBool>`${under} AND (${prior} IS NULL OR NOT (${textMatch(prior, rows.text, true)}))`;
+  return sql<SqlBool>`${under} AND (${prior} IS NULL OR NOT (${textMatch(prior, value.text, true)}))`;
 }
 
 /**
- * The rows `alias` under `rows`' path or prefix, for a read of the range's: under a prefix whose
- * page_keys the request listed (SessionScope.pageKeys), those keys, so that each one's range of
- * starts is read, where the prefix's range of page_key is every row it has, of every day. The
- * keys are those under the prefix as the request was parsed; a key first written since is a
- * session derived since, which a statement may count or not, as any statement reads the tables
- * at its own moment.
+ * The rows `alias` under `rows`' values, for a read of the range's: under a condition with a
+ * prefix whose page_keys the request listed (SessionScope.pageKeys), those keys, so that each
+ * one's range of starts is read, where a prefix's range of page_key is every row it has, of every
+ * day. The keys are those under the values as the request was parsed; a key first written since
+ * is a session derived since, which a statement may count or not, as any statement reads the
+ * tables at its own moment.
  */
 function pageKeysIn(scope: SessionScope, rows: PageRows, alias: string): RawBuilder<SqlBool> {
-  if (!rows.prefix || rows.endpoint !== undefined || scope.pageKeys === undefined)
-    return pageKeyUnder(alias, rows);
+  if (rows.endpoint !== undefined || scope.pageKeys === undefined || !rows.values.some((v) => v.prefix))
+    return pageKeyUnderAny(alias, rows.values);
   if (scope.pageKeys.length === 0) return sql<SqlBool>`(1 = 0)`;
   return sql<SqlBool>`${sql.ref(`${alias}.page_key`)} IN (${sql.join(scope.pageKeys)})`;
 }
