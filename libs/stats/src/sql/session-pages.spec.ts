@@ -202,21 +202,23 @@ describe('what a statement reads its sessions from', () => {
     expect(text(settled([page('/pricing')], { pageKeys: ['/x'] })).sql.sql).toContain('`s`.`page_key` = ?)');
   });
 
-  it('under several values, the row of each session with no row of a smaller key under them', () => {
+  it('under several values, each session by its first row under the first value it has a row under, prefixes first', () => {
     const values = [
       { text: '/pricing', prefix: false },
       { text: '/blog/', prefix: true },
     ];
     const { pages, sql: compiled } = text(settled([page('', { values })]));
     expect(pages).toBe(true);
+    // The prefix's rows as for one prefix; the path's rows of sessions with no row under the prefix.
     expect(compiled.sql).toBe(
-      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND ((`s`.`page_key` = ?) OR (`s`.`page_key` >= ? AND `s`.`page_key` < ? AND SUBSTRING(`s`.`page_key`, 1, ?) = ?)) AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND `s_e`.`page_key` < `s`.`page_key` AND ((`s_e`.`page_key` = ?) OR (`s_e`.`page_key` >= ? AND `s_e`.`page_key` < ? AND SUBSTRING(`s_e`.`page_key`, 1, ?) = ?)))) s',
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND ((`s`.`page_key` >= ? AND `s`.`page_key` < ? AND SUBSTRING(`s`.`page_key`, 1, ?) = ? AND (`s`.`prior_page_key` IS NULL OR NOT (SUBSTRING(`s`.`prior_page_key`, 1, ?) = ?))) OR (`s`.`page_key` = ? AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND `s_e`.`page_key` >= ? AND `s_e`.`page_key` < ? AND SUBSTRING(`s_e`.`page_key`, 1, ?) = ?)))) s',
     );
     expect(compiled.parameters).toEqual([
       7,
-      '/pricing',
       '/blog/',
       '/blog0',
+      6,
+      '/blog/',
       6,
       '/blog/',
       '/pricing',
@@ -225,14 +227,21 @@ describe('what a statement reads its sessions from', () => {
       6,
       '/blog/',
     ]);
-    // With the keys listed, those keys on both sides.
-    const listed = text(settled([page('', { values })], { pageKeys: ['/blog/a', '/pricing'] })).sql;
+    // With the keys listed, each prefix reads its own among them.
+    const docs = { text: '/docs/', prefix: true };
+    const listed = text(
+      settled([page('', { values: [...values, docs] })], { pageKeys: ['/blog/a', '/docs/x', '/pricing'] }),
+    ).sql;
     expect(listed.sql).toBe(
-      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND `s`.`page_key` IN (?, ?) AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND `s_e`.`page_key` < `s`.`page_key` AND `s_e`.`page_key` IN (?, ?))) s',
+      'SELECT 1 FROM (SELECT * FROM session_pages s WHERE `s`.`site_id` = ? AND ((`s`.`page_key` IN (?) AND (`s`.`prior_page_key` IS NULL OR NOT (SUBSTRING(`s`.`prior_page_key`, 1, ?) = ?))) OR (`s`.`page_key` IN (?) AND (`s`.`prior_page_key` IS NULL OR NOT (SUBSTRING(`s`.`prior_page_key`, 1, ?) = ?)) AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND `s_e`.`page_key` >= ? AND `s_e`.`page_key` < ? AND SUBSTRING(`s_e`.`page_key`, 1, ?) = ?)) OR (`s`.`page_key` = ? AND NOT EXISTS (SELECT 1 FROM session_pages s_e /*@index ix_session_pages_session*/ WHERE `s_e`.`site_id` = `s`.`site_id` AND `s_e`.`session_id` = `s`.`session_id` AND ((`s_e`.`page_key` >= ? AND `s_e`.`page_key` < ? AND SUBSTRING(`s_e`.`page_key`, 1, ?) = ?) OR (`s_e`.`page_key` >= ? AND `s_e`.`page_key` < ? AND SUBSTRING(`s_e`.`page_key`, 1, ?) = ?)))))) s',
     );
+    expect(listed.parameters.slice(0, 5)).toEqual([7, '/blog/a', 6, '/blog/', '/docs/x']);
+    // A prefix none of the listed keys is under: none of its rows.
+    const none = text(settled([page('', { values })], { pageKeys: ['/pricing'] })).sql.sql;
+    expect(none).toContain('WHERE `s`.`site_id` = ? AND (((1 = 0) AND (`s`.`prior_page_key`');
     // A value another covers is left out: one prefix, read by its prior keys.
     const covered = [values[1], { text: '/blog/a', prefix: false }];
-    expect(text(settled([page('', { values: covered })])).sql.sql).toContain('prior_page_key');
+    expect(text(settled([page('', { values: covered })])).sql.sql).not.toContain('NOT EXISTS');
   });
 
   it('with conditions on attributes beside the page, tested on its rows', () => {
