@@ -33,8 +33,8 @@ export interface SessionScope {
   readonly combinations?: readonly string[];
   /**
    * True when session_pages held, as the request was parsed, every derived session of the site
-   * under each path of the `page==` condition's values that its hits have (StatsQueryParser, under a
-   * condition session_pages may answer): session-pages.ts.
+   * under each path of the `page==` condition's values that its hits have (StatsQueryParser,
+   * under a condition session_pages may answer): session-pages.ts.
    */
   readonly pageRowsCurrent?: boolean;
   /**
@@ -245,10 +245,10 @@ export function rowOfSelectedSession(
   const page = sessionPageRows(scope);
   if (page !== undefined && page.endpoint === undefined) {
     // The session's row (rows, under a prefix or several values) under the condition's values
-    // (session-pages.ts), through SESSION_PAGES_BY_SESSION (which holds page_key) whatever the statistics say: the key's
-    // (site, page_key) prefix would read every row of the path for each session. Not for an
-    // entry or exit page condition (sessionPageRows): its test of the session's row is a
-    // look-up too, by key.
+    // (session-pages.ts), through SESSION_PAGES_BY_SESSION (which holds page_key) whatever the
+    // statistics say: the key's (site, page_key) prefix would read every row of the path for
+    // each session. Not for an entry or exit page condition (sessionPageRows): its test of the
+    // session's row is a look-up too, by key.
     const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
     return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnderAny('fs', page.values)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
   }
