@@ -146,6 +146,24 @@ const decoded = (text: string): string =>
     }
   });
 
+/**
+ * `body` without what case `c` itself carried: each parameter name and value of its query and
+ * each header value, decoded (`+` read either way), as sent and as JSON writes it. A 400 names
+ * the parameters it refuses, so a name such as `'; SELECT SLEEP(5); --` comes back beside the
+ * API's own words (`from must be a date`): SQL only together, and none of it the server's.
+ */
+function withoutEchoes(body: string, c: FuzzCase): string {
+  const query = c.path.includes('?') ? c.path.slice(c.path.indexOf('?') + 1) : '';
+  const parts = [...query.split(/[&=]/), ...Object.values(c.headers)].flatMap((part) => [
+    decoded(part),
+    decoded(part.replace(/\+/g, ' ')),
+  ]);
+  const echoes = [...new Set(parts.flatMap((e) => [e, JSON.stringify(e).slice(1, -1)]))]
+    .filter((e) => e.length >= 3)
+    .sort((a, b) => b.length - a.length);
+  return echoes.reduce((text, echo) => text.split(echo).join(''), body);
+}
+
 const MALFORMED_ENCODINGS = ['%', '%E0%A4%A', '%ZZ', '%u0041', '%%', '%C0%AF', '%ED%A0%80', '%FF'];
 
 /** Percent-encodes a value for the request line; a lone surrogate becomes a malformed escape. */
@@ -511,8 +529,9 @@ describe('Fuzzing every documented route (fast-check)', () => {
     const leaks = (text: string) => text.toLowerCase().includes(MARKER);
     if (!leaks(sent) && (leaks(a.body) || leaks(JSON.stringify(a.headers))))
       fail("another user's data in the response");
+    const own = withoutEchoes(a.body, c);
     for (const internal of INTERNALS)
-      if (internal.test(a.body) && !internal.test(sent)) fail('a stack trace or SQL in the response');
+      if (internal.test(own) && !internal.test(sent)) fail('a stack trace or SQL in the response');
     if (a.status < 400) return;
     if (!type.startsWith('application/problem+json')) fail('an error without application/problem+json');
     if (c.method === 'HEAD') return;
