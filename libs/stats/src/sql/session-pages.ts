@@ -109,14 +109,22 @@ function keyed(value: FilterValue): boolean {
 }
 
 /**
+ * A path (or page_key) under `value`, in JS: equal to it, or starting with it when a prefix.
+ * pathKeyIs says it in SQL (SUBSTRING(key, 1, n) = prefix); startsWith compares the same whole
+ * characters. For the values and listed keys a request holds, never for rows.
+ */
+function keyUnder(key: string, value: FilterValue): boolean {
+  return value.prefix ? key.startsWith(value.text) : key === value.text;
+}
+
+/**
  * `values` without those another of them covers: a path or prefix under a prefix among them
  * (`/blog/*|/blog/a` is `/blog/*`), and repeats; in their order otherwise. What is left selects
  * the same sessions, and no two of its values share a path.
  */
 export function coveringValues(values: readonly FilterValue[]): FilterValue[] {
   // `p` selects every path `v` selects; both ways only when they are the same value.
-  const covers = (p: FilterValue, v: FilterValue) =>
-    p.prefix ? v.text.startsWith(p.text) : !v.prefix && v.text === p.text;
+  const covers = (p: FilterValue, v: FilterValue) => (p.prefix || !v.prefix) && keyUnder(v.text, p);
   return values.filter((v, i) => !values.some((p, j) => j !== i && covers(p, v) && (!covers(v, p) || j < i)));
 }
 
@@ -281,9 +289,7 @@ function valueRows(scope: SessionScope, value: FilterValue, alias: string): RawB
  */
 function valueKeysIn(scope: SessionScope, value: FilterValue, alias: string): RawBuilder<SqlBool> {
   if (!value.prefix || scope.pageKeys === undefined) return pageKeyUnder(alias, value);
-  // A key is listed when SUBSTRING(page_key, 1, n) equals a prefix: startsWith here, as both
-  // compare whole characters.
-  const keys = scope.pageKeys.filter((k) => k.startsWith(value.text));
+  const keys = scope.pageKeys.filter((k) => keyUnder(k, value));
   if (keys.length === 0) return sql<SqlBool>`(1 = 0)`;
   return sql<SqlBool>`${sql.ref(`${alias}.page_key`)} IN (${sql.join(keys)})`;
 }
