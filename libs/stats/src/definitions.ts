@@ -174,6 +174,18 @@ export function pageviewPathIs(alias: string, text: string, prefix: boolean): Ra
   return sql<SqlBool>`${key} = ${head} AND ${textMatch(col(alias, 'path'), text, prefix)}`;
 }
 
+/** pageviewPathIs for any of `values` (a `page` condition's), in parentheses. */
+export function pageviewPathIsAny(
+  alias: string,
+  values: readonly { text: string; prefix: boolean }[],
+): RawBuilder<SqlBool> {
+  // Each is a chain of ANDs, which binds tighter than OR.
+  return sql<SqlBool>`(${sql.join(
+    values.map((v) => pageviewPathIs(alias, v.text, v.prefix)),
+    sql` OR `,
+  )})`;
+}
+
 /**
  * SQL over `key`, a path cut to STEP_KEY_CHARS characters (hits.step_key, session_pages.page_key):
  * the path equals `text`, or starts with it when `prefix`, where the key alone tells (a whole

@@ -3,7 +3,7 @@ import { dataVersionColumns, DataVersionRow, formatDataVersion, StatsDatabase } 
 import { Injectable } from '@nestjs/common';
 import { ExpressionBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition } from './conversions';
-import { HITS_BY_SESSION, pageviewPathIs } from './definitions';
+import { HITS_BY_SESSION, pageviewPathIsAny } from './definitions';
 import {
   combinationSketchesMayAnswer,
   decideTable,
@@ -323,8 +323,8 @@ export const sharedStatements = {
    * How many sessions of the site are queued for `aggregate` (`queued`, counted up to
    * `queueLimit` + 1), and among them (when there are no more) whether a derived one has a
    * pageview under one of `pages` (whole paths or prefixes that page_key tells apart:
-   * pagesOfCondition) that its rows in session_pages lack under them (`stale`): a hit imported since it was last derived. Each
-   * queued session's hits are read by session.
+   * pagesOfCondition) that its rows in session_pages lack under them (`stale`): a hit imported
+   * since it was last derived. Each queued session's hits are read by session.
    */
   stalePageRows(
     siteId: number,
@@ -337,10 +337,7 @@ export const sharedStatements = {
         stale: number | string | null;
       }>`SELECT COUNT(*) AS queued, MAX(CASE WHEN EXISTS (
           SELECT 1 FROM ${sql.raw(d.tableWithIndex('hits', 'h', HITS_BY_SESSION))}
-          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND (${sql.join(
-            pages.map((v) => sql`(${pageviewPathIs('h', v.text, v.prefix)})`),
-            sql` OR `,
-          )}))
+          WHERE h.site_id = q.site_id AND h.session_id = q.session_id AND h.type = 'pageview' AND ${pageviewPathIsAny('h', pages)})
           AND EXISTS (SELECT 1 FROM sessions s WHERE s.site_id = q.site_id AND s.session_id = q.session_id)
           AND NOT EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))} WHERE sp.site_id = q.site_id AND sp.session_id = q.session_id AND ${pageKeyUnderAny('sp', pages)})
         THEN 1 ELSE 0 END) AS stale

@@ -1,7 +1,13 @@
 import { tableWithIndexMarker } from '@app/db/dialect';
 import { Expression, RawBuilder, sql, SqlBool } from 'kysely';
 import { anyGoal, GoalDefinition } from '../conversions';
-import { HITS_BY_SESSION, HITS_BY_STEP, isSessionAttribute, pageviewPathIs, textMatch } from '../definitions';
+import {
+  HITS_BY_SESSION,
+  HITS_BY_STEP,
+  isSessionAttribute,
+  pageviewPathIsAny,
+  textMatch,
+} from '../definitions';
 import type { FilterCondition, FilterValue } from '../query/filters';
 import { col } from './col';
 import {
@@ -121,8 +127,7 @@ function selects(
       return sql<SqlBool>`(${column} IS NOT NULL AND ${anyValue(column, filter.values)})`;
     }
     case 'page': {
-      const paths = filter.values.map((v) => pageviewPathIs('fp', v.text, v.prefix));
-      const match = sql<SqlBool>`fp.type = 'pageview' AND (${sql.join(paths, sql` OR `)})`;
+      const match = sql<SqlBool>`fp.type = 'pageview' AND ${pageviewPathIsAny('fp', filter.values)}`;
       return sql<SqlBool>`(${col(s, 'site_id')}, ${col(s, 'session_id')}) IN ${sessionsWithHit(scope, match, bySession)}`;
     }
     case 'goal': {
