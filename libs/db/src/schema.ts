@@ -71,10 +71,7 @@ export interface SessionsTable {
 }
 
 /** A derived session under one of its pages: its sessions row but for what is set after deriving it. */
-export interface SessionPagesTable extends Omit<
-  SessionsTable,
-  'attributes_hash' | 'visitor_first_at' | 'is_repeat'
-> {
+export interface SessionPagesTable extends Omit<SessionsTable, 'visitor_first_at' | 'is_repeat'> {
   /** The path as hits.step_key keeps it (cut to 255 characters). */
   page_key: string;
 }

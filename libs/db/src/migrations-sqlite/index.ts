@@ -36,6 +36,7 @@ import { SqliteCombinationFirstDays1768500000000 } from './1768500000000-combina
 import { SqliteTopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
 import { SqliteSessionPages1768700000000 } from './1768700000000-session-pages';
 import { SqliteSessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
+import { SqliteSessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -76,4 +77,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteTopRowsBySessions1768600000000,
   SqliteSessionPages1768700000000,
   SqliteSessionPagePriors1768800000000,
+  SqliteSessionPageHashes1768900000000,
 ];

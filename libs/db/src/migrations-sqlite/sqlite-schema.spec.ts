@@ -440,6 +440,8 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'entry_hash BLOB NULL',
       'exit_hash BLOB NULL',
       'prior_page_key TEXT NULL',
+      // Generated from the five attributes, as in sessions (migration 1768900000000).
+      'attributes_hash BLOB NULL',
     ],
     primaryKey: ['site_id', 'page_key', 'started_at', 'session_id'],
     withoutRowid: true,

@@ -45,6 +45,7 @@ import { CombinationFirstDays1768500000000 } from './1768500000000-combination-f
 import { TopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sessions';
 import { SessionPages1768700000000 } from './1768700000000-session-pages';
 import { SessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
+import { SessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -94,4 +95,5 @@ export const MIGRATIONS = [
   TopRowsBySessions1768600000000,
   SessionPages1768700000000,
   SessionPagePriors1768800000000,
+  SessionPageHashes1768900000000,
 ];
