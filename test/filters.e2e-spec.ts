@@ -252,6 +252,32 @@ describe('filters (SPEC §3)', () => {
       ]);
     });
 
+    it('lists the sessions of a page condition by attribute and by entry and exit page', async () => {
+      // From session_pages: A, B and F saw a page under /blog/ (E's session started before the
+      // range); grouped by their combinations' hash and entry and exit pages' hash, then named.
+      const { data } = (await overview('page==/blog/*')) as unknown as {
+        data: Record<string, Array<{ value: string; sessions: number; share: number }>>;
+      };
+      const third = { sessions: 1, share: 33.33 };
+      expect(data.top_countries).toEqual(['DE', 'FR', 'GB'].map((value) => ({ value, ...third })));
+      expect(data.top_channels).toEqual(
+        ['Referral', 'Search', 'Social'].map((value) => ({ value, ...third })),
+      );
+      expect(data.top_sources).toEqual(
+        ['google', 'news_x%', 'twitter'].map((value) => ({ value, ...third })),
+      );
+      expect(data.top_devices).toEqual([
+        { value: 'desktop', sessions: 2, share: 66.67 },
+        { value: 'mobile', sessions: 1, share: 33.33 },
+      ]);
+      expect(data.entry_pages).toEqual(
+        ['/blog/%_lit', '/blog/a', '/blog/b'].map((value) => ({ value, ...third })),
+      );
+      expect(data.exit_pages).toEqual(
+        ['/blog/%_lit', '/blog/b', '/pricing'].map((value) => ({ value, ...third })),
+      );
+    });
+
     it('echoes the parsed filters in meta.filters', async () => {
       const { meta } = await overview('country==DE|FR;entry_page==/blog/*;page!=/a\\;b');
       expect(meta.filters).toEqual([

@@ -17,8 +17,9 @@
 --   $15 = 7
 --   $16 = 2026-03-19T23:00:00.000Z
 --   $17 = 2026-04-02T22:00:00.000Z
---   $18 = 10
+--   $18 = 7
 --   $19 = 10
+--   $20 = 10
 SELECT
   `t`.`list`,
   `t`.`value`,
@@ -156,35 +157,40 @@ FROM
                 FROM
                   (
                     SELECT
-                      `s`.`channel` AS `channel`,
-                      `s`.`source` AS `source`,
-                      `s`.`country` AS `country`,
-                      `s`.`device` AS `device`,
-                      COUNT(*) AS `n`
+                      `ac`.`channel` AS `channel`,
+                      `ac`.`source` AS `source`,
+                      `ac`.`country` AS `country`,
+                      `ac`.`device` AS `device`,
+                      `g`.`n`
                     FROM
                       (
                         SELECT
-                          *
+                          `s`.`attributes_hash`,
+                          COUNT(*) AS `n`
                         FROM
-                          session_pages s
+                          (
+                            SELECT
+                              *
+                            FROM
+                              session_pages s
+                            WHERE
+                              `s`.`site_id` = ?
+                              AND `s`.`page_key` = ?
+                              AND `s`.`exit_path` = `s`.`page_key`
+                          ) AS `s`
                         WHERE
-                          `s`.`site_id` = ?
-                          AND `s`.`page_key` = ?
-                          AND `s`.`exit_path` = `s`.`page_key`
-                      ) AS `s`
-                    WHERE
-                      (
-                        (
-                          `s`.`site_id` = ?
-                          AND `s`.`started_at` >= ?
-                          AND `s`.`started_at` < ?
-                        )
-                      )
-                    GROUP BY
-                      `s`.`channel`,
-                      `s`.`source`,
-                      `s`.`country`,
-                      `s`.`device`
+                          (
+                            (
+                              `s`.`site_id` = ?
+                              AND `s`.`started_at` >= ?
+                              AND `s`.`started_at` < ?
+                            )
+                          )
+                        GROUP BY
+                          `s`.`attributes_hash`
+                      ) AS `g`
+                      INNER JOIN `attribute_combinations` AS `ac` ON `ac`.`site_id` = ?
+                      AND `ac`.`attributes_hash` = `g`.`attributes_hash`
                   ) AS `m`
                   INNER JOIN (
                     SELECT
