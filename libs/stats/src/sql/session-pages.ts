@@ -9,8 +9,10 @@ import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 /**
  * `session_pages` (migration 1768700000000): each derived session once for every path it has a
  * pageview of, keyed (site, page_key, started_at, session_id) with the columns `aggregate`
- * derives for it (SESSION_PAGE_COLUMNS, as the sessions table holds them) and the session's page
- * before it in key order (`prior_page_key`, migration 1768800000000). `page_key` is the
+ * derives for it (SESSION_PAGE_COLUMNS, as the sessions table holds them), the session's page
+ * before it in key order (`prior_page_key`, migration 1768800000000) and the hashes of its entry
+ * and exit pages and of its combination of attributes, generated as in `sessions` and stored on
+ * MariaDB (migration 1768900000000), which the overview's lists group by. `page_key` is the
  * path as `hits.step_key` keeps it, cut to STEP_KEY_CHARS characters. So the sessions a
  * condition `page==V` selects among a range's are one range of its primary key, read in order,
  * each with what the statement needs of it, where the sessions table tests each of the range's
