@@ -6,6 +6,8 @@ import {
   writeRollupDeltas,
 } from '@app/ingest/rollup-writer';
 import { sketchesOfBuckets, valueSketchesOfBuckets } from '@app/ingest/visitor-sketch-builder';
+import { hitRollupStatements } from '@app/ingest/hit-writer';
+import type { Hit } from '@app/ingest/hit';
 import { TEST_ENGINE, TestEnv } from './support/test-env';
 
 const QUARTER_MS = 15 * 60_000;
@@ -176,6 +178,26 @@ describe('rollup writes: rows emptied by a delta', () => {
 
   // A plan, not a time: with statistics taken while the table was nearly empty (a backfill),
   // MariaDB read a list of buckets OR-ed as a scan of the whole table, under a locking read.
+  // A plan, not a time: without statistics SQLite read a site's pageviews through (site_id,
+  // type) for the type's test, every pageview of the site for each batch of an import.
+  it("reads an import batch's pageviews by their ids for the pageview rollup, not every pageview of the site", async () => {
+    const batch = [
+      ...Array.from({ length: 300 }, (_, i) => ({ id: `big-${i}`, siteId: site, type: 'pageview' })),
+      ...Array.from({ length: 5 }, (_, i) => ({ id: `small-${i}`, siteId: site + 1, type: 'pageview' })),
+    ] as Hit[];
+    const [statement, ...more] = hitRollupStatements(env.dialect, batch, []);
+    expect(more).toEqual([]);
+    if (TEST_ENGINE === 'sqlite') {
+      const plan = await sqlitePlan(env, statement.sql, [...statement.parameters]);
+      expect(plan).not.toMatch(/ix_hits_site_(step|type_ts|session|visitor)/);
+      expect(plan).toMatch(/SEARCH h USING INDEX uq_hits_site_hit \(site_id=\? AND hit_id=\?\)/);
+    } else {
+      expect(await serverPlan(env, statement.sql, [...statement.parameters])).toMatchObject({
+        key: 'uq_hits_site_hit',
+      });
+    }
+  });
+
   it('reads the value sketches of the listed buckets through the primary key, not by a scan', async () => {
     const HOUR = 3_600_000;
     const stored = Array.from({ length: 600 }, (_, i) => [
