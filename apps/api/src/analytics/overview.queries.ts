@@ -492,56 +492,57 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
         // read each selected combination's rows four times (at 10M under three attribute
         // conditions, 4 × 2,462 day rows).
         const source = sessionsSource(query, 's');
-        const combinations =
-          together === rawAttributes && source.pages
-            ? // session_pages rows by their stored combination hash, each combination then named
-              // by its row in attribute_combinations, written with the session (at 10M under
-              // page==/pricing, 714k rows: 0.33 s, where grouping by the four values took 1.05 s).
-              d.builder
-                .selectFrom(
-                  d.builder
-                    .selectFrom(source.from as 'session_pages as s')
-                    .select(['s.attributes_hash', sessionMetrics('s').sessions.as('n')])
-                    .where(where.sessions(query, 's', source))
-                    .groupBy('s.attributes_hash')
-                    .as('g'),
-                )
-                .innerJoin('attribute_combinations as ac', (join) =>
-                  join
-                    .on('ac.site_id', '=', query.site.id)
-                    .onRef('ac.attributes_hash', '=', 'g.attributes_hash'),
-                )
-                .select([...together.map((list) => sql.ref(`ac.${list}`).as(list)), 'g.n'])
-                .as('m')
-            : together === rawAttributes
-              ? d.builder
-                  .selectFrom(source.from as 'sessions as s')
+        const combinationsOf = () => {
+          if (together !== rawAttributes) {
+            return unionAllOf(
+              rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map((part) =>
+                d.builder
+                  .selectFrom(
+                    where.attributeRollupPart(
+                      part.query,
+                      part.table,
+                      'a',
+                    ) as 'session_attribute_rollups as a',
+                  )
                   .select([
-                    ...together.map((list) => sql.ref(`s.${list}`).as(list)),
-                    sessionMetrics('s').sessions.as('n'),
+                    ...together.map((list) => sql.ref(`a.${list}`).as(list)),
+                    sessionRollupMetrics('a').sessions.as('n'),
                   ])
-                  .where(where.sessions(query, 's', source))
-                  .groupBy(together.map((list) => sql.ref(`s.${list}`)))
-                  .as('m')
-              : unionAllOf(
-                  rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
-                    (part) =>
-                      d.builder
-                        .selectFrom(
-                          where.attributeRollupPart(
-                            part.query,
-                            part.table,
-                            'a',
-                          ) as 'session_attribute_rollups as a',
-                        )
-                        .select([
-                          ...together.map((list) => sql.ref(`a.${list}`).as(list)),
-                          sessionRollupMetrics('a').sessions.as('n'),
-                        ])
-                        .where(where.sessionAttributeRollups(part.query, 'a'))
-                        .groupBy(together.map((list) => sql.ref(`a.${list}`))),
-                  ),
-                ).as('m');
+                  .where(where.sessionAttributeRollups(part.query, 'a'))
+                  .groupBy(together.map((list) => sql.ref(`a.${list}`))),
+              ),
+            ).as('m');
+          }
+          if (!source.pages) {
+            return d.builder
+              .selectFrom(source.from as 'sessions as s')
+              .select([
+                ...together.map((list) => sql.ref(`s.${list}`).as(list)),
+                sessionMetrics('s').sessions.as('n'),
+              ])
+              .where(where.sessions(query, 's', source))
+              .groupBy(together.map((list) => sql.ref(`s.${list}`)))
+              .as('m');
+          }
+          // session_pages rows by their stored combination hash, each combination then named by
+          // its row in attribute_combinations, written with the session (at 10M under
+          // page==/pricing, 714k rows: 0.33 s, where grouping by the four values took 1.05 s).
+          return d.builder
+            .selectFrom(
+              d.builder
+                .selectFrom(source.from as 'session_pages as s')
+                .select(['s.attributes_hash', sessionMetrics('s').sessions.as('n')])
+                .where(where.sessions(query, 's', source))
+                .groupBy('s.attributes_hash')
+                .as('g'),
+            )
+            .innerJoin('attribute_combinations as ac', (join) =>
+              join.on('ac.site_id', '=', query.site.id).onRef('ac.attributes_hash', '=', 'g.attributes_hash'),
+            )
+            .select([...together.map((list) => sql.ref(`ac.${list}`).as(list)), 'g.n'])
+            .as('m');
+        };
+        const combinations = combinationsOf();
         const names = sql`(${sql.join(
           together.map((list) => sql`SELECT ${sql.lit(list)} AS list`),
           sql` UNION ALL `,
