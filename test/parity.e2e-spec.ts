@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import {
   ReportDb,
-  SESSION_PAGE_COLUMNS,
+  SESSION_PAGE_COPIES,
   sessionPagesPaths,
   SiteContext,
   StatsQuery,
@@ -558,7 +558,7 @@ describe('Rollup path = raw path (parity)', () => {
     const pageRows = async () =>
       plain(
         await env.ds.query(
-          `SELECT site_id, page_key, prior_page_key, started_at, ${SESSION_PAGE_COLUMNS.join(', ')} FROM session_pages ORDER BY site_id, page_key, started_at, session_id`,
+          `SELECT site_id, page_key, prior_page_key, started_at, ${SESSION_PAGE_COPIES.join(', ')} FROM session_pages ORDER BY site_id, page_key, started_at, session_id`,
         ),
       ) as Array<{ site_id: number; session_id: string; page_key: string; prior_page_key: string | null }>;
     const kept = await pageRows();
@@ -577,6 +577,13 @@ describe('Rollup path = raw path (parity)', () => {
       });
     }
     expect(kept.some((r) => r.prior_page_key !== null)).toBe(true);
+    // Each row's copy of its visitor's first session is its visitor's row in visitors
+    // (migration 1769000000000), through the late hits that moved first sessions.
+    const copies = await env.ds.query<Array<{ n: number | string; copied: number | string }>>(
+      `SELECT COUNT(*) AS n, SUM(CASE WHEN p.visitor_first_at = v.first_session_at THEN 1 ELSE 0 END) AS copied
+       FROM session_pages p LEFT JOIN visitors v ON v.site_id = p.site_id AND v.visitor_id = p.visitor_id`,
+    );
+    expect(Number(copies[0].copied)).toBe(Number(copies[0].n));
     // Every derived session once under each path it has a pageview of.
     const [{ n }] = await env.ds.query(
       "SELECT COUNT(*) AS n FROM (SELECT DISTINCT site_id, session_id, path FROM hits WHERE type = 'pageview') p",

@@ -128,6 +128,8 @@ export interface SqlDialect {
   deleteByPrimaryKey(table: string): string;
   /** `DELETE … FROM table` (then `WHERE`) that finds its rows through `index`, as deleteByPrimaryKey. */
   deleteWithIndex(table: string, index: string): string;
+  /** `UPDATE table` (then `SET`, the table named as itself) that finds its rows through `index`, as deleteWithIndex. */
+  updateWithIndex(table: string, index: string): string;
   /**
    * `table [alias]` (in a FROM or a join) read through its primary key whatever the statistics
    * say. For a read of many keys OR-ed (each a prefix of the key) in a backfill, when the
@@ -348,6 +350,10 @@ class MysqlFamilyDialect implements SqlDialect {
 
   deleteWithIndex(table: string, index: string): string {
     return `DELETE ${table} FROM ${table} FORCE INDEX (${index})`;
+  }
+
+  updateWithIndex(table: string, index: string): string {
+    return `UPDATE ${table} FORCE INDEX (${index})`;
   }
 
   tableByPrimaryKey(table: string, alias?: string): string {

@@ -70,8 +70,8 @@ export interface SessionsTable {
   is_repeat: ColumnType<number | null, never, never>;
 }
 
-/** A derived session under one of its pages: its sessions row but for what is set after deriving it. */
-export interface SessionPagesTable extends Omit<SessionsTable, 'visitor_first_at' | 'is_repeat'> {
+/** A derived session under one of its pages: its sessions row but for its generated is_repeat. */
+export interface SessionPagesTable extends Omit<SessionsTable, 'is_repeat'> {
   /** The path as hits.step_key keeps it (cut to 255 characters). */
   page_key: string;
 }

@@ -50,6 +50,7 @@ import { withDeadlockRetry } from './retry';
 import {
   flatRows,
   inList,
+  inListParts,
   ROLLUP_WRITE_ROWS,
   rowsBySite,
   SESSIONS_COUNT,
@@ -269,7 +270,6 @@ export class SessionAggregator {
     const before = rowsBySite(await this.derivedSessions(em, sites));
     const derive = deriveSessionsStatement(d, sites);
     await em.query(derive.sql, [...derive.parameters]);
-    await this.writeSessionPages(em, sites);
     const after = rowsBySite(await this.derivedSessions(em, sites));
     await this.loadZones(em, [...sites.keys()]);
     const parts: Array<SitePart<DerivedSession>> = [...sites].map(([siteId, sessionIds]) => ({
@@ -292,15 +292,17 @@ export class SessionAggregator {
     );
     const earliest = parts.map((p) => earliestStarts(p.before, p.after));
     if (earliest.every((e) => e !== undefined)) {
-      const moved = await this.advanceFirstSessions(
+      const { set, moved } = await this.advanceFirstSessions(
         em,
         parts.map((p, i) => [p.siteId, earliest[i]]),
       );
-      await this.copyFirstSessions(em, moved);
+      await this.copyFirstSessions(em, set, moved);
     } else {
       await this.rederiveFirstSessions(em, parts, touched);
-      await this.copyFirstSessions(em, touched);
+      await this.copyFirstSessions(em, touched, touched);
     }
+    // Once the sessions' copies of their visitors' first sessions are set: each row copies its session's.
+    await this.writeSessionPages(em, sites);
     // A site at a time, for the reason of lockQueuedStatement: a DELETE that scans the queue
     // waits for every row another writer holds.
     for (const [siteId, sessionIds] of sites) {
@@ -534,12 +536,13 @@ export class SessionAggregator {
    * first session is replaced only where that start is earlier, and only those visitors move in
    * visitor_first_rollups. Most visitors of an hour are new (one row inserted) or returning
    * with an earlier first session (nothing written), so their other sessions are not read again.
-   * Returns the visitors whose first session it set or moved (site → visitor ids).
+   * Returns the visitors whose first session it set or moved (site → visitor ids), and of those
+   * the ones it moved (whose first session was stored before).
    */
   private async advanceFirstSessions(
     em: EntityManager,
     sites: ReadonlyArray<readonly [number, ReadonlyMap<string, number>]>,
-  ): Promise<SiteSessions> {
+  ): Promise<{ set: SiteSessions; moved: SiteSessions }> {
     const d = this.sql.dialect;
     const visitors: SiteSessions = new Map(sites.map(([siteId, starts]) => [siteId, [...starts.keys()]]));
     const where = siteSessionsIn(d, visitors, 'visitor_id');
@@ -586,7 +589,7 @@ export class SessionAggregator {
         flatRows(part),
       );
     }
-    return firstSessionSet;
+    return { set: firstSessionSet, moved: replaced };
   }
 
   /**
@@ -594,18 +597,39 @@ export class SessionAggregator {
    * visitors table now holds it: `sessions.visitor_first_at`, which the returning split reads
    * outside the raw path instead of looking each selected session's visitor up (migration
    * 1767800000000). Called with the visitors whose first session the chunk set or moved, in its
-   * transaction, so a session's copy always equals its visitor's row.
+   * transaction, so a session's copy always equals its visitor's row. The rows in session_pages
+   * keep the same copy (migration 1769000000000): the chunk's sessions' rows are written after
+   * this, from their sessions; the rows of the other sessions of `moved` (the visitors whose
+   * first session was stored and has moved) are set here. A new visitor has no other session.
    */
-  private async copyFirstSessions(em: EntityManager, visitors: SiteSessions): Promise<void> {
+  private async copyFirstSessions(
+    em: EntityManager,
+    visitors: SiteSessions,
+    moved: SiteSessions,
+  ): Promise<void> {
     const listed: SiteSessions = new Map([...visitors].filter(([, ids]) => ids.length > 0));
     if (listed.size === 0) return;
-    const where = siteSessionsIn(this.sql.dialect, listed, 'visitor_id');
-    await em.query(
-      `UPDATE sessions SET visitor_first_at =
-         (SELECT v.first_session_at FROM visitors v WHERE v.site_id = sessions.site_id AND v.visitor_id = sessions.visitor_id)
-       WHERE ${where.sql}`,
-      where.parameters,
+    const d = this.sql.dialect;
+    const where = siteSessionsIn(d, listed, 'visitor_id');
+    await em.query(`UPDATE sessions SET ${firstSessionOf('sessions')} WHERE ${where.sql}`, where.parameters);
+    const movedListed: SiteSessions = new Map([...moved].filter(([, ids]) => ids.length > 0));
+    if (movedListed.size === 0) return;
+    const movedWhere = siteSessionsIn(d, movedListed, 'visitor_id');
+    const sessions = rowsBySite(
+      await em.query<Array<{ site_id: number | string; session_id: string }>>(
+        `SELECT site_id, session_id FROM sessions WHERE ${movedWhere.sql}`,
+        movedWhere.parameters,
+      ),
     );
+    for (const [siteId, rows] of sessions) {
+      for (const part of inListParts(rows.map((r) => r.session_id))) {
+        await em.query(
+          `${d.updateWithIndex(SESSION_PAGES, SESSION_PAGES_BY_SESSION)} SET ${firstSessionOf(SESSION_PAGES)}
+           WHERE ${SESSION_PAGES}.site_id = ? AND ${SESSION_PAGES}.session_id IN (${inList(part.length)})`,
+          [siteId, ...part],
+        );
+      }
+    }
   }
 
   /** The first-session starts the visitors of `visitors` (site → visitor ids) have in the visitors table, by site. */
@@ -777,6 +801,15 @@ export function lockQueuedStatement(
     ),
     parameters: listed.flatMap(([siteId, ids]) => [siteId, ...ids]),
   };
+}
+
+/**
+ * `visitor_first_at = …` for an UPDATE of `table` (sessions, session_pages): the first session
+ * of its row's visitor in the visitors table (NULL without a row there).
+ */
+function firstSessionOf(table: string): string {
+  return `visitor_first_at =
+    (SELECT v.first_session_at FROM visitors v WHERE v.site_id = ${table}.site_id AND v.visitor_id = ${table}.visitor_id)`;
 }
 
 /**

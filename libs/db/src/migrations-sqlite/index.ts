@@ -37,6 +37,7 @@ import { SqliteTopRowsBySessions1768600000000 } from './1768600000000-top-rows-b
 import { SqliteSessionPages1768700000000 } from './1768700000000-session-pages';
 import { SqliteSessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
 import { SqliteSessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
+import { SqliteSessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -78,4 +79,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionPages1768700000000,
   SqliteSessionPagePriors1768800000000,
   SqliteSessionPageHashes1768900000000,
+  SqliteSessionPageFirstSessions1769000000000,
 ];

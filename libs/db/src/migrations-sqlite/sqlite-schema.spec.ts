@@ -442,6 +442,8 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'prior_page_key TEXT NULL',
       // Generated from the five attributes, as in sessions (migration 1768900000000).
       'attributes_hash BLOB NULL',
+      // Its visitor's first session, as sessions copies it (migration 1769000000000).
+      'visitor_first_at DATETIME NULL',
     ],
     primaryKey: ['site_id', 'page_key', 'started_at', 'session_id'],
     withoutRowid: true,

@@ -1,4 +1,4 @@
-import { SESSION_PAGES, sessionPagesInsert } from '@app/stats/sql/session-pages';
+import { SESSION_PAGE_COLUMNS, SESSION_PAGES, sessionPagesInsert } from '@app/stats/sql/session-pages';
 import { sql } from 'kysely';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { dialectForServerVersion } from '../dialect';
@@ -18,7 +18,9 @@ export class SessionPagePriors1768800000000 implements MigrationInterface {
     await q.query(`ALTER TABLE ${SESSION_PAGES} ADD COLUMN prior_page_key VARCHAR(255) NULL`);
     await q.query(`TRUNCATE TABLE ${SESSION_PAGES}`);
     const [{ v }] = (await q.query('SELECT VERSION() AS v')) as Array<{ v: string }>;
-    const insert = sessionPagesInsert(sql`1 = 1`).compile(dialectForServerVersion(v).builder);
+    const insert = sessionPagesInsert(sql`1 = 1`, SESSION_PAGE_COLUMNS).compile(
+      dialectForServerVersion(v).builder,
+    );
     await q.query(insert.sql, [...insert.parameters]);
   }
 

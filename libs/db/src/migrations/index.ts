@@ -46,6 +46,7 @@ import { TopRowsBySessions1768600000000 } from './1768600000000-top-rows-by-sess
 import { SessionPages1768700000000 } from './1768700000000-session-pages';
 import { SessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
 import { SessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
+import { SessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -96,4 +97,5 @@ export const MIGRATIONS = [
   SessionPages1768700000000,
   SessionPagePriors1768800000000,
   SessionPageHashes1768900000000,
+  SessionPageFirstSessions1769000000000,
 ];

@@ -102,6 +102,10 @@ class SqliteDialect implements SqlDialect {
     return `DELETE FROM ${table} INDEXED BY ${index}`;
   }
 
+  updateWithIndex(table: string, index: string): string {
+    return `UPDATE ${table} INDEXED BY ${index}`;
+  }
+
   tableByPrimaryKey(table: string, alias?: string): string {
     // As deleteByPrimaryKey: SQLite plans a key list on the primary key by itself.
     return alias === undefined ? table : `${table} ${alias}`;

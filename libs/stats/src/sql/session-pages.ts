@@ -9,10 +9,11 @@ import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 /**
  * `session_pages` (migration 1768700000000): each derived session once for every path it has a
  * pageview of, keyed (site, page_key, started_at, session_id) with the columns `aggregate`
- * derives for it (SESSION_PAGE_COLUMNS, as the sessions table holds them), the session's page
- * before it in key order (`prior_page_key`, migration 1768800000000) and the hashes of its entry
- * and exit pages and of its combination of attributes, generated as in `sessions` and stored on
- * MariaDB (migration 1768900000000), which the overview's lists group by. `page_key` is the
+ * derives for it and its visitor's first session (SESSION_PAGE_COPIES, as the sessions table
+ * holds them; the first session since migration 1769000000000), the session's page before it in
+ * key order (`prior_page_key`, migration 1768800000000) and the hashes of its entry and exit
+ * pages and of its combination of attributes, generated as in `sessions` and stored on MariaDB
+ * (migration 1768900000000), which the overview's lists group by. `page_key` is the
  * path as `hits.step_key` keeps it, cut to STEP_KEY_CHARS characters. So the sessions a
  * condition `page==V` selects among a range's are one range of its primary key, read in order,
  * each with what the statement needs of it, where the sessions table tests each of the range's
@@ -44,10 +45,21 @@ export const DERIVED_SESSION_COLUMNS = [
   ...SESSION_ENGAGEMENT_COLUMNS,
 ] as const;
 
-/** The sessions columns a session's rows in session_pages repeat beside their key's site_id and started_at. */
+/**
+ * The derived columns of `sessions` a session's rows in session_pages repeat beside their key's
+ * site_id and started_at: what the rows held until migration 1769000000000.
+ */
 export const SESSION_PAGE_COLUMNS = DERIVED_SESSION_COLUMNS.filter(
   (c) => c !== 'site_id' && c !== 'started_at',
 );
+
+/**
+ * Every column of `sessions` a session's rows repeat: SESSION_PAGE_COLUMNS and, since migration
+ * 1769000000000, its visitor's first session (`visitor_first_at`, the copy `aggregate` keeps
+ * equal to the visitors table's row), which engagement's returning split reads under a `page==`
+ * condition instead of looking each row's visitor up.
+ */
+export const SESSION_PAGE_COPIES = [...SESSION_PAGE_COLUMNS, 'visitor_first_at'] as const;
 
 /**
  * How many queued sessions of a site a request reads the hits of, at most, to tell whether
@@ -75,10 +87,16 @@ export const SESSION_PAGES_BY_SESSION = 'ix_session_pages_session';
  * The strings that start with a prefix are one run of that order (the binary collation's), so
  * exactly one of a session's rows under a prefix has no prior key under it: the row that counts
  * the session once under a `page==` prefix (pageRowsWhere).
+ *
+ * `columns`: the columns of `sessions` it copies, SESSION_PAGE_COPIES; a migration before
+ * 1769000000000 names the ones the table had then (SESSION_PAGE_COLUMNS).
  */
-export function sessionPagesInsert(where: RawBuilder<SqlBool>): RawBuilder<unknown> {
-  const copied = SESSION_PAGE_COLUMNS.map((c) => sql.ref(`s.${c}`));
-  return sql`INSERT INTO ${sql.raw(SESSION_PAGES)} (site_id, page_key, prior_page_key, started_at, ${sql.raw(SESSION_PAGE_COLUMNS.join(', '))})
+export function sessionPagesInsert(
+  where: RawBuilder<SqlBool>,
+  columns: readonly string[] = SESSION_PAGE_COPIES,
+): RawBuilder<unknown> {
+  const copied = columns.map((c) => sql.ref(`s.${c}`));
+  return sql`INSERT INTO ${sql.raw(SESSION_PAGES)} (site_id, page_key, prior_page_key, started_at, ${sql.raw(columns.join(', '))})
     SELECT s.site_id, p.page_key, p.prior_page_key, s.started_at, ${sql.join(copied)}
     FROM (SELECT d.site_id, d.session_id, d.page_key,
         LAG(d.page_key) OVER (PARTITION BY d.site_id, d.session_id ORDER BY d.page_key) AS prior_page_key
