@@ -1352,6 +1352,59 @@ describe('filters (SPEC §3)', () => {
       ]);
     });
 
+    /** Each session's rows in session_pages, and whether each one's copy of its visitor's first session equals the visitors table's row. */
+    const pageRowsOf = async (siteId: number) =>
+      (
+        await env.ds.query<Array<Record<string, unknown>>>(
+          `SELECT p.session_id, p.page_key, p.visitor_id, p.visitor_first_at, v.first_session_at
+           FROM session_pages p LEFT JOIN visitors v ON v.site_id = p.site_id AND v.visitor_id = p.visitor_id
+           WHERE p.site_id = ? ORDER BY p.session_id, p.page_key`,
+          [siteId],
+        )
+      ).map((r) => ({
+        session: r.session_id,
+        page: r.page_key,
+        visitor: r.visitor_id,
+        firstCopied:
+          r.visitor_first_at !== null &&
+          JSON.stringify(r.visitor_first_at) === JSON.stringify(r.first_session_at),
+      }));
+
+    it("keeps the visitor's first session in session_pages as late sessions move it (migration 1769000000000)", async () => {
+      const late = await env.site({ members: [user] });
+      const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
+      const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
+        expect((await env.importHits(hits)).rejections).toEqual([]);
+        await env.aggregate();
+      };
+      // Under page==/a engagement reads M2's row in session_pages (its copy), not v-M's row in visitors.
+      const split = async () => {
+        const { new: fresh, returning } = await engagementOf(late, 'page==/a');
+        return { new: fresh, returning };
+      };
+      await imported([pageview(late, 'M2', '2026-05-04T10:00:00Z', '/a', { ...nl, visitor_id: 'v-M' })]);
+      expect(await split()).toEqual({ new: 1, returning: 0 });
+      // An earlier session of v-M before the range, and nothing new for M2: M2's row is not
+      // written again, and v-M is returning now.
+      await imported([pageview(late, 'M1', '2026-05-02T09:00:00Z', '/z', { ...nl, visitor_id: 'v-M' })]);
+      expect(await split()).toEqual({ new: 0, returning: 1 });
+      expect(await pageRowsOf(late)).toEqual([
+        { session: 'M1', page: '/z', visitor: 'v-M', firstCopied: true },
+        { session: 'M2', page: '/a', visitor: 'v-M', firstCopied: true },
+      ]);
+      // An earlier hit of M1 from another visitor: M1 is v-N's, and v-M's first session is M2 again.
+      await imported([pageview(late, 'M1', '2026-05-02T08:55:00Z', '/z', { ...nl, visitor_id: 'v-N' })]);
+      expect(await split()).toEqual({ new: 1, returning: 0 });
+      expect(await pageRowsOf(late)).toEqual([
+        { session: 'M1', page: '/z', visitor: 'v-N', firstCopied: true },
+        { session: 'M2', page: '/a', visitor: 'v-M', firstCopied: true },
+      ]);
+      const copies = await pageRowsOf(late);
+      await env.migrateAgainFrom(/SessionPageFirstSessions1769000000000$/);
+      expect(await pageRowsOf(late)).toEqual(copies);
+      expect(await split()).toEqual({ new: 1, returning: 0 });
+    });
+
     it('fills them from the hits and the visitors when it migrates', async () => {
       const before = await keptOf(site);
       const report = await engagementOf(site, 'country==DE|US;device==desktop');

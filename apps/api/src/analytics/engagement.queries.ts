@@ -1,3 +1,4 @@
+import type { SqlDialect } from '@app/db';
 import {
   col,
   combinationSketchesMayAnswer,
@@ -153,20 +154,23 @@ export const engagementStatements = {
    */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
-    // From session_pages (sessionsSource), whose rows keep no copy: the visitors table, as below.
-    // Not under an entry or exit page condition, a test of each session's row: there the copies
-    // are cheaper than a look-up of the visitor for each row (at 1M pageviews under
-    // entry_page==/, 0.33 s against 0.55 s).
+    // Not from session_pages under an entry or exit page condition, a test of each session's row
+    // (sessionsSource's endpoints): at 1M pageviews under entry_page==/ the sessions' copies took
+    // 0.33 s against 0.55 s for the rows there with a look-up of each one's visitor.
     const source = sessionsSource(query, 's', { endpoints: false });
-    if (query.tables !== 'raw' && !source.pages) {
-      // The same counts from each session's copy of its visitor's first session
+    const from = (d: SqlDialect) =>
+      source.pages ? source.raw : sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR));
+    if (query.tables !== 'raw') {
+      // The same counts from each selected session's copy of its visitor's first session
       // (visitor_first_at, equal to the visitors table's row: copyFirstSessions), so the
-      // selected sessions are read alone (under conditions on attributes, from
-      // ix_sessions_site_combination); a session without a copy counts nowhere, as above.
+      // selected sessions are read alone: under a page condition its rows in session_pages,
+      // which keep the same copy (migration 1769000000000; at 10M pageviews under
+      // page==/pricing 714k look-ups of a visitor saved); under conditions on attributes from
+      // ix_sessions_site_combination. A session without a copy counts nowhere, as below.
       return (d) => {
         const sessions = sql`(SELECT s.visitor_id, s.visitor_first_at
-          FROM ${sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR))}
-          WHERE ${where.sessions(query, 's')})`;
+          FROM ${from(d)}
+          WHERE ${where.sessions(query, 's', source)})`;
         const known = sql`CASE WHEN ${col('j', 'visitor_first_at')} IS NOT NULL THEN ${col('j', 'visitor_id')} END`;
         const returning = sql`CASE WHEN ${col('j', 'visitor_first_at')} < ${query.range.startUtc} THEN ${col('j', 'visitor_id')} END`;
         return d.builder
@@ -179,11 +183,8 @@ export const engagementStatements = {
       };
     }
     return (d) => {
-      const from = source.pages
-        ? source.raw
-        : sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR));
       const sessions = sql`(SELECT s.visitor_id, v.first_session_at
-        FROM ${from}
+        FROM ${from(d)}
         ${sql.raw(d.orderedJoin)} ${sql.raw(d.tableByPrimaryKey('visitors', 'v'))} ON v.site_id = ${query.site.id} AND v.visitor_id = s.visitor_id
         WHERE ${where.sessions(query, 's', source)})`;
       const returning = sql`CASE WHEN ${col('j', 'first_session_at')} < ${query.range.startUtc} THEN ${col('j', 'visitor_id')} END`;
