@@ -366,8 +366,6 @@ function throughSessions(
 ): RawBuilder<unknown> {
   const { startUtc } = query.range;
   const site = query.site.id;
-  // A settled session without pageviews holds none to read (sessions keep no count of events).
-  const holds = type === 'pageview' ? sql` AND s.pageviews > 0` : sql``;
   const queuedSelected = sessionSelected(query, 'qs');
   // Unfiltered, a queued session without a row yet still counts (the raw LEFT JOIN); under
   // filters it belongs to no selected session.
@@ -375,6 +373,11 @@ function throughSessions(
   // The settled sessions from session_pages where it answers (sessionsSource); the queued ones
   // are tested against their hits as they are now.
   const source = sessionsSource(query, 's');
+  // A settled session without pageviews (events) holds none to read. Its count of events is
+  // tested only on session_pages rows: the sessions index the combinations are read through
+  // lacks it (see eventsThroughSessions).
+  const holds =
+    type === 'pageview' ? sql` AND s.pageviews > 0` : source.pages ? sql` AND s.events > 0` : sql``;
   const selectedBefore = source.pages ? null : sessionSelected(query, 's');
   const grouped = (rows: SessionRows) =>
     rows.groupBy === undefined ? sql`` : sql` GROUP BY ${rows.groupBy}`;
