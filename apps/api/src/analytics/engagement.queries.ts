@@ -154,18 +154,16 @@ export const engagementStatements = {
    */
   visitorReturns(query: StatsQuery): ReportStatement<{ visitors: Count; returners: Count }> {
     decideTable(query, 'sessions');
-    // Not from session_pages under an entry or exit page condition, a test of each session's row
-    // (sessionsSource's endpoints): at 1M pageviews under entry_page==/ the sessions' copies took
-    // 0.33 s against 0.55 s for the rows there with a look-up of each one's visitor.
-    const source = sessionsSource(query, 's', { endpoints: false });
+    const source = sessionsSource(query, 's');
     const from = (d: SqlDialect) =>
       source.pages ? source.raw : sql.raw(d.tableWithoutIndex('sessions', 's', SESSIONS_BY_VISITOR));
     if (query.tables !== 'raw') {
       // The same counts from each selected session's copy of its visitor's first session
       // (visitor_first_at, equal to the visitors table's row: copyFirstSessions), so the
-      // selected sessions are read alone: under a page condition its rows in session_pages,
-      // which keep the same copy (migration 1769000000000; at 10M pageviews under
-      // page==/pricing 714k look-ups of a visitor saved); under conditions on attributes from
+      // selected sessions are read alone: under a page, entry or exit page condition its rows
+      // in session_pages, which keep the same copy (migration 1769000000000: at 10M pageviews
+      // under page==/pricing 2.88 -> 1.35 s for the report, under exit_page==/pricing 1.61 ->
+      // 0.90 s, BENCHMARKS.md run BS); under conditions on attributes from
       // ix_sessions_site_combination. A session without a copy counts nowhere, as below.
       return (d) => {
         const sessions = sql`(SELECT s.visitor_id, s.visitor_first_at

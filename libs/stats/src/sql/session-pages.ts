@@ -331,18 +331,14 @@ export function pageRowAttributes(
  * What a statement over the sessions of `scope` reads, as `alias`: the sessions table, or the
  * session_pages rows of its condition (sessionPageRows), which then select the sessions in place of
  * the condition (`pages`: where.sessions leaves it out). Each such row has the sessions columns a
- * statement over the range's sessions reads (SESSION_PAGE_COLUMNS, started_at, site_id).
- *
- * `endpoints: false`: the sessions table under an entry or exit page condition too, for a statement
- * that reads more of each session than session_pages keeps (its test there is of the row alone).
+ * statement over the range's sessions reads (SESSION_PAGE_COPIES, started_at, site_id).
  */
 export function sessionsSource(
   scope: SessionScope,
   alias: string,
-  options: { endpoints?: boolean } = {},
 ): { from: string | AliasedRawBuilder<unknown, string>; raw: RawBuilder<unknown>; pages: boolean } {
   const pageRows = sessionPageRows(scope);
-  if (pageRows === undefined || (pageRows.endpoint !== undefined && options.endpoints === false)) {
+  if (pageRows === undefined) {
     return { from: `sessions as ${alias}`, raw: sql.raw(`sessions ${alias}`), pages: false };
   }
   const rows = sql`(SELECT * FROM ${sql.raw(`${SESSION_PAGES} ${alias}`)} WHERE ${sql.ref(`${alias}.site_id`)} = ${scope.site.id} AND ${pageRowsWhere(scope, pageRows, alias)})`;
