@@ -190,6 +190,26 @@ describe('sqliteDialect', () => {
       ).toContain('ix_h_k');
     });
 
+    it('updates through the index updateWithIndex names, the table named as itself in its SET', () => {
+      db.exec(
+        `CREATE TABLE u (site INTEGER, k TEXT, j TEXT, v TEXT); CREATE INDEX ix_u_k ON u (site, k); CREATE INDEX ix_u_j ON u (site, j);
+         CREATE TABLE w (site INTEGER, k TEXT, v TEXT);
+         INSERT INTO u VALUES (1, 'a', 'x', NULL), (1, 'b', 'x', NULL); INSERT INTO w VALUES (1, 'a', 'first'), (1, 'b', 'second')`,
+      );
+      const update = (index: string) =>
+        `${sut.updateWithIndex('u', index)} SET v = (SELECT w.v FROM w WHERE w.site = u.site AND w.k = u.k) WHERE u.site = 1 AND u.k = 'a' AND u.j = 'x'`;
+      expect(update('ix_u_j')).toMatch(/^UPDATE u INDEXED BY ix_u_j SET /);
+      for (const index of ['ix_u_k', 'ix_u_j']) {
+        const plan = db.prepare(`EXPLAIN QUERY PLAN ${update(index)}`).all() as Array<{ detail: string }>;
+        expect(plan[0].detail).toContain(index);
+      }
+      db.prepare(update('ix_u_j')).run();
+      expect(db.prepare('SELECT k, v FROM u ORDER BY k').all()).toEqual([
+        { k: 'a', v: 'first' },
+        { k: 'b', v: null },
+      ]);
+    });
+
     it('reads the left table of an orderedJoin first, even where the planner would start from the right', () => {
       db.exec(
         'CREATE TABLE big (site INTEGER, id TEXT, PRIMARY KEY (site, id)); CREATE TABLE few (id TEXT); CREATE INDEX ix_few_id ON few (id)',
