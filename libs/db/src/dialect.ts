@@ -131,6 +131,11 @@ export interface SqlDialect {
   /** `UPDATE table` (then `SET`, the table named as itself) that finds its rows through `index`, as deleteWithIndex. */
   updateWithIndex(table: string, index: string): string;
   /**
+   * `UPDATE table alias … SET column = x.column` for each row of `source` (a SELECT, as `x`)
+   * that `on` (over `alias` and `x`) matches: MariaDB's `UPDATE … JOIN`, SQLite's `UPDATE … FROM`.
+   */
+  updateFromRows(table: string, alias: string, source: string, on: string, column: string): string;
+  /**
    * `table [alias]` (in a FROM or a join) read through its primary key whatever the statistics
    * say. For a read of many keys OR-ed (each a prefix of the key) in a backfill, when the
    * statistics were taken while the table was nearly empty and MariaDB scanned the whole table
@@ -354,6 +359,10 @@ class MysqlFamilyDialect implements SqlDialect {
 
   updateWithIndex(table: string, index: string): string {
     return `UPDATE ${table} FORCE INDEX (${index})`;
+  }
+
+  updateFromRows(table: string, alias: string, source: string, on: string, column: string): string {
+    return `UPDATE ${table} ${alias} JOIN (${source}) x ON ${on} SET ${alias}.${column} = x.${column}`;
   }
 
   tableByPrimaryKey(table: string, alias?: string): string {

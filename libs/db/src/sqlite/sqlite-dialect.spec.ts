@@ -210,6 +210,27 @@ describe('sqliteDialect', () => {
       ]);
     });
 
+    it('updates the rows updateFromRows matches with its source rows, and no other', () => {
+      db.exec(
+        `CREATE TABLE p (site INTEGER, k TEXT, v TEXT, PRIMARY KEY (site, k));
+         INSERT INTO p VALUES (1, 'a', NULL), (1, 'b', 'kept'), (2, 'a', NULL)`,
+      );
+      const update = sut.updateFromRows(
+        'p',
+        't',
+        "SELECT 1 AS site, 'a' AS k, 'set' AS v UNION ALL SELECT 1, 'z', 'none'",
+        't.site = x.site AND t.k = x.k',
+        'v',
+      );
+      expect(update).toMatch(/^UPDATE p AS t SET v = x\.v FROM \(/);
+      expect(db.prepare(update).run().changes).toBe(1);
+      expect(db.prepare('SELECT site, k, v FROM p ORDER BY site, k').all()).toEqual([
+        { site: 1, k: 'a', v: 'set' },
+        { site: 1, k: 'b', v: 'kept' },
+        { site: 2, k: 'a', v: null },
+      ]);
+    });
+
     it('reads the left table of an orderedJoin first, even where the planner would start from the right', () => {
       db.exec(
         'CREATE TABLE big (site INTEGER, id TEXT, PRIMARY KEY (site, id)); CREATE TABLE few (id TEXT); CREATE INDEX ix_few_id ON few (id)',

@@ -106,6 +106,11 @@ class SqliteDialect implements SqlDialect {
     return `UPDATE ${table} INDEXED BY ${index}`;
   }
 
+  updateFromRows(table: string, alias: string, source: string, on: string, column: string): string {
+    // SQLite 3.33's UPDATE … FROM: the SET names the column unqualified.
+    return `UPDATE ${table} AS ${alias} SET ${column} = x.${column} FROM (${source}) AS x WHERE ${on}`;
+  }
+
   tableByPrimaryKey(table: string, alias?: string): string {
     // As deleteByPrimaryKey: SQLite plans a key list on the primary key by itself.
     return alias === undefined ? table : `${table} ${alias}`;
