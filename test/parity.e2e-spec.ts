@@ -558,9 +558,17 @@ describe('Rollup path = raw path (parity)', () => {
     const pageRows = async () =>
       plain(
         await env.ds.query(
-          `SELECT site_id, page_key, prior_page_key, started_at, ${SESSION_PAGE_COPIES.join(', ')} FROM session_pages ORDER BY site_id, page_key, started_at, session_id`,
+          `SELECT site_id, page_key, prior_page_key, started_at, prior_visit_at, ${SESSION_PAGE_COPIES.join(', ')} FROM session_pages ORDER BY site_id, page_key, started_at, session_id`,
         ),
-      ) as Array<{ site_id: number; session_id: string; page_key: string; prior_page_key: string | null }>;
+      ) as Array<{
+        site_id: number;
+        session_id: string;
+        visitor_id: string;
+        page_key: string;
+        prior_page_key: string | null;
+        started_at: unknown;
+        prior_visit_at: unknown;
+      }>;
     const kept = await pageRows();
     // Each row's prior key is the session's page_key before it, in code point order.
     const keysOf = new Map<string, string[]>();
@@ -577,6 +585,21 @@ describe('Rollup path = raw path (parity)', () => {
       });
     }
     expect(kept.some((r) => r.prior_page_key !== null)).toBe(true);
+    // Each row's prior visit is the start of its visitor's session before it under the same
+    // page_key (migration 1769100000000), through the late hits: the rows are in key order,
+    // (page_key, started_at, session_id), so the visitor's last row before it in this list.
+    const lastVisit = new Map<string, unknown>();
+    let linked = 0;
+    for (const r of kept) {
+      const group = `${r.site_id} ${r.page_key} ${r.visitor_id}`;
+      expect({ row: `${group} ${r.session_id}`, prior: r.prior_visit_at }).toEqual({
+        row: `${group} ${r.session_id}`,
+        prior: lastVisit.get(group) ?? null,
+      });
+      if (r.prior_visit_at !== null) linked++;
+      lastVisit.set(group, r.started_at);
+    }
+    expect(linked).toBeGreaterThan(0);
     // Each row's copy of its visitor's first session is its visitor's row in visitors
     // (migration 1769000000000), through the late hits that moved first sessions.
     const copies = await env.ds.query<Array<{ n: number | string; copied: number | string }>>(

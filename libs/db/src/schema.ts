@@ -74,6 +74,11 @@ export interface SessionsTable {
 export interface SessionPagesTable extends Omit<SessionsTable, 'is_repeat'> {
   /** The path as hits.step_key keeps it (cut to 255 characters). */
   page_key: string;
+  /**
+   * The start of the visitor's session before this one that has a row under the same page_key
+   * (NULL for its first): migration 1769100000000, priorVisitsUpdate.
+   */
+  prior_visit_at: Date | null;
 }
 
 export interface VisitorsTable {

@@ -31,6 +31,7 @@ import { purchasingSessionsAmong } from '@app/stats/commerce';
 import { siteKeysWhere } from '@app/stats/sql/site-keys';
 import {
   DERIVED_SESSION_COLUMNS,
+  priorVisitsUpdate,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
   sessionPagesDelete,
@@ -303,6 +304,7 @@ export class SessionAggregator {
     }
     // Once the sessions' copies of their visitors' first sessions are set: each row copies its session's.
     await this.writeSessionPages(em, sites);
+    await this.linkPriorVisits(em, touched);
     // A site at a time, for the reason of lockQueuedStatement: a DELETE that scans the queue
     // waits for every row another writer holds.
     for (const [siteId, sessionIds] of sites) {
@@ -335,6 +337,20 @@ export class SessionAggregator {
     }
     const insert = sessionPagesInsert(siteKeysWhere(sites, 'h')).compile(d.builder);
     await em.query(insert.sql, [...insert.parameters]);
+  }
+
+  /**
+   * Each row in session_pages of the visitors of the chunk's sessions, before and after, given its
+   * prior visit again (priorVisitsUpdate), once their rows are written: a new session of a
+   * returning visitor gets the start of that visitor's last session under each of its pages; a
+   * late earlier session, or one that changed visitor, moves the prior visit of the visitor's
+   * sessions after it. Only the rows whose prior visit changes are written.
+   */
+  private async linkPriorVisits(em: EntityManager, visitors: SiteSessions): Promise<void> {
+    const listed: SiteSessions = new Map([...visitors].filter(([, ids]) => ids.length > 0));
+    if (listed.size === 0) return;
+    const update = priorVisitsUpdate(this.sql.dialect, listed);
+    await em.query(update.sql, [...update.parameters]);
   }
 
   /**

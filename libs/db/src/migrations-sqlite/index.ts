@@ -38,6 +38,7 @@ import { SqliteSessionPages1768700000000 } from './1768700000000-session-pages';
 import { SqliteSessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
 import { SqliteSessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
 import { SqliteSessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
+import { SqliteSessionPagePriorVisits1769100000000 } from './1769100000000-session-page-prior-visits';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -80,4 +81,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionPagePriors1768800000000,
   SqliteSessionPageHashes1768900000000,
   SqliteSessionPageFirstSessions1769000000000,
+  SqliteSessionPagePriorVisits1769100000000,
 ];

@@ -444,6 +444,8 @@ const EXPECTED: Record<string, ExpectedTable> = {
       'attributes_hash BLOB NULL',
       // Its visitor's first session, as sessions copies it (migration 1769000000000).
       'visitor_first_at DATETIME NULL',
+      // The start of its visitor's session before it under the same page (migration 1769100000000).
+      'prior_visit_at DATETIME NULL',
     ],
     primaryKey: ['site_id', 'page_key', 'started_at', 'session_id'],
     withoutRowid: true,

@@ -47,6 +47,7 @@ import { SessionPages1768700000000 } from './1768700000000-session-pages';
 import { SessionPagePriors1768800000000 } from './1768800000000-session-page-priors';
 import { SessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
 import { SessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
+import { SessionPagePriorVisits1769100000000 } from './1769100000000-session-page-prior-visits';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -98,4 +99,5 @@ export const MIGRATIONS = [
   SessionPagePriors1768800000000,
   SessionPageHashes1768900000000,
   SessionPageFirstSessions1769000000000,
+  SessionPagePriorVisits1769100000000,
 ];

@@ -1,7 +1,14 @@
 import { sql, SqlBool, type AliasedRawBuilder, type RawBuilder } from 'kysely';
-import { isSessionAttribute, pathKeyIs, SESSION_ATTRIBUTES, STEP_KEY_CHARS, textMatch } from '../definitions';
+import {
+  isSessionAttribute,
+  pathKeyIs,
+  SESSION_ATTRIBUTES,
+  SESSIONS_BY_VISITOR,
+  STEP_KEY_CHARS,
+  textMatch,
+} from '../definitions';
 import type { FilterValue } from '../query/filters';
-import { tableWithIndexMarker } from '@app/db/dialect';
+import { tableWithIndexMarker, type SqlDialect } from '@app/db/dialect';
 import { andAlso, sessionSelected, type SessionScope, type StatsFilter } from './session-filter';
 import { siteKeysWhere } from './site-keys';
 import { SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
@@ -115,6 +122,63 @@ export function sessionPagesDelete(
   sessionIds: readonly string[],
 ): RawBuilder<unknown> {
   return sql`${sql.raw(deleteWithIndex)} WHERE ${siteKeysWhere(new Map([[siteId, sessionIds]]))}`;
+}
+
+/**
+ * `UPDATE session_pages … SET prior_visit_at` (migration 1769100000000) over every row of the
+ * sessions of `visitors` (site → visitor ids): each row's prior visit, the start of the same
+ * visitor's session before it in (started_at, session_id) order that has a row under the same
+ * page_key (NULL for the visitor's first there), written where it differs. `aggregate` runs it in
+ * the transaction that writes a chunk's rows, for the visitors of the chunk's sessions before and
+ * after (a new session, a late earlier one, one that changed visitor); their sessions are found
+ * through SESSIONS_BY_VISITOR and their rows through SESSION_PAGES_BY_SESSION. Without
+ * `visitors`, every row of the table (the migration).
+ *
+ * So of the rows of one page_key whose start is in a range, exactly one a visitor has no prior
+ * visit in that range (its first there): counting those counts the range's distinct visitors of
+ * the page without a distinct count (firstVisitOfRange).
+ */
+export function priorVisitsUpdate(
+  d: SqlDialect,
+  visitors?: ReadonlyMap<number, readonly string[]>,
+): { sql: string; parameters: readonly unknown[] } {
+  const rows =
+    visitors === undefined
+      ? sql`FROM ${sql.raw(SESSION_PAGES)} sp`
+      : sql`FROM ${sql.raw(d.tableWithIndex('sessions', 's', SESSIONS_BY_VISITOR))}
+        JOIN ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))}
+          ON sp.site_id = s.site_id AND sp.session_id = s.session_id
+        WHERE ${siteKeysWhere(visitors, 's', 'visitor_id')}`;
+  const source = sql`SELECT w.site_id, w.page_key, w.started_at, w.session_id, w.prior_visit_at
+    FROM (SELECT sp.site_id, sp.page_key, sp.started_at, sp.session_id, sp.prior_visit_at AS was,
+        LAG(sp.started_at) OVER (PARTITION BY sp.site_id, sp.visitor_id, sp.page_key ORDER BY sp.started_at, sp.session_id) AS prior_visit_at
+      ${rows}) w
+    WHERE (w.was IS NULL) <> (w.prior_visit_at IS NULL) OR w.was <> w.prior_visit_at`.compile(d.builder);
+  const on = ['site_id', 'page_key', 'started_at', 'session_id'].map((c) => `t.${c} = x.${c}`).join(' AND ');
+  return {
+    sql: d.updateFromRows(SESSION_PAGES, 't', source.sql, on, 'prior_visit_at'),
+    parameters: source.parameters,
+  };
+}
+
+/**
+ * Of the session_pages rows `alias` of a request that reads them for `page==` one whole path and
+ * nothing else (sessionPageRows), those that are their visitor's first of the range there: no
+ * prior visit, or one before the range (priorVisitsUpdate). Counting them counts the distinct
+ * visitors of the rows (SPEC §1 "Visitors"), a visitor's rows of one page_key being its sessions
+ * under the path. Undefined for any other request: under a prefix or several values a visitor's
+ * prior visit may be under another key, and beside conditions on attributes or as an entry or
+ * exit page, of a session the condition does not select.
+ */
+export function firstVisitOfRange(
+  scope: SessionScope & { readonly range: { readonly startUtc: Date } },
+  alias: string,
+): RawBuilder<SqlBool> | undefined {
+  const rows = sessionPageRows(scope);
+  if (rows === undefined || rows.endpoint !== undefined || rows.attributes.length > 0) return undefined;
+  if (rows.values.length !== 1 || rows.values[0].prefix) return undefined;
+  const prior = sql.ref(`${alias}.prior_visit_at`);
+  return sql<SqlBool>`(${prior} IS NULL OR ${prior} < ${scope.range.startUtc})`;
 }
 
 /** A whole path that its page_key tells apart: shorter than page_key (STEP_KEY_CHARS characters). */
