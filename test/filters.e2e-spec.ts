@@ -1405,6 +1405,64 @@ describe('filters (SPEC §3)', () => {
       expect(await split()).toEqual({ new: 1, returning: 0 });
     });
 
+    it('counts a visitor once under page==/a by its first visit of the range, as late sessions move it (migration 1769100000000)', async () => {
+      const visits = await env.site({ members: [user] });
+      const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
+      const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
+        expect((await env.importHits(hits)).rejections).toEqual([]);
+        await env.aggregate();
+      };
+      // The overview's visitors and engagement's split under page==/a, both from the rows'
+      // prior visits, not from a distinct count of their visitor ids.
+      const counted = async () => {
+        const res = await request(app.getHttpServer())
+          .get(`/api/v1/sites/${visits}/analytics/overview`)
+          .query({ ...RANGE, filters: 'page==/a' })
+          .set('Authorization', `Bearer ${key}`);
+        expect(res.status).toBe(200);
+        const { new: fresh, returning } = await engagementOf(visits, 'page==/a');
+        return { visitors: res.body.data.visitors as number, new: fresh, returning };
+      };
+      // Each row's prior visit, named by the session of /a that started then.
+      const priorVisits = async () =>
+        (
+          await env.ds.query<Array<Record<string, unknown>>>(
+            `SELECT p.session_id, p.visitor_id,
+               (SELECT o.session_id FROM session_pages o
+                WHERE o.site_id = p.site_id AND o.page_key = p.page_key AND o.started_at = p.prior_visit_at) AS prior
+             FROM session_pages p WHERE p.site_id = ? AND p.page_key = '/a' ORDER BY p.session_id`,
+            [visits],
+          )
+        ).map((r) => ({ session: r.session_id, visitor: r.visitor_id, prior: r.prior }));
+      await imported([
+        pageview(visits, 'P2', '2026-05-04T10:00:00Z', '/a', { ...nl, visitor_id: 'v-P' }),
+        pageview(visits, 'P3', '2026-05-05T09:00:00Z', '/a', { ...nl, visitor_id: 'v-P' }),
+        pageview(visits, 'Q1', '2026-05-05T10:00:00Z', '/a', { ...nl, visitor_id: 'v-Q' }),
+      ]);
+      expect(await counted()).toEqual({ visitors: 2, new: 2, returning: 0 });
+      expect(await priorVisits()).toEqual([
+        { session: 'P2', visitor: 'v-P', prior: null },
+        { session: 'P3', visitor: 'v-P', prior: 'P2' },
+        { session: 'Q1', visitor: 'v-Q', prior: null },
+      ]);
+      // A late session of v-P under /a before the range: P2 follows it, still v-P's first of the range.
+      await imported([pageview(visits, 'P1', '2026-05-02T09:00:00Z', '/a', { ...nl, visitor_id: 'v-P' })]);
+      expect(await counted()).toEqual({ visitors: 2, new: 1, returning: 1 });
+      // An earlier hit of P2 from v-R: P2 is v-R's, and v-P's P3 follows P1, before the range.
+      await imported([pageview(visits, 'P2', '2026-05-04T09:55:00Z', '/a', { ...nl, visitor_id: 'v-R' })]);
+      expect(await counted()).toEqual({ visitors: 3, new: 2, returning: 1 });
+      const linked = [
+        { session: 'P1', visitor: 'v-P', prior: null },
+        { session: 'P2', visitor: 'v-R', prior: null },
+        { session: 'P3', visitor: 'v-P', prior: 'P1' },
+        { session: 'Q1', visitor: 'v-Q', prior: null },
+      ];
+      expect(await priorVisits()).toEqual(linked);
+      await env.migrateAgainFrom(/SessionPagePriorVisits1769100000000$/);
+      expect(await priorVisits()).toEqual(linked);
+      expect(await counted()).toEqual({ visitors: 3, new: 2, returning: 1 });
+    });
+
     it('fills them from the hits and the visitors when it migrates', async () => {
       const before = await keptOf(site);
       const report = await engagementOf(site, 'country==DE|US;device==desktop');

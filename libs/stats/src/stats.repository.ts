@@ -40,6 +40,7 @@ import {
   PREFIX_KEYS,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
+  firstVisitOfRange,
   sessionsSource,
 } from './sql/session-pages';
 import { FilterValue, soleAttributeOf } from './query/filters';
@@ -119,9 +120,16 @@ export const sharedStatements = {
     return (d) => {
       const m = sessionMetrics('s');
       const source = sessionsSource(query, 's');
+      // Under `page==` one path, its rows' visitors are those of their first visit of the range
+      // there: counted, not distinct-counted (firstVisitOfRange).
+      const first = metrics.includes('visitors' as M) ? firstVisitOfRange(query, 's') : undefined;
+      const metric = (name: M) =>
+        name === 'visitors' && first !== undefined
+          ? sql<number | string>`COUNT(CASE WHEN ${first} THEN 1 END)`
+          : m[name];
       return d.builder
         .selectFrom(source.from as 'sessions as s')
-        .select(metrics.map((name) => metricOut(d, name, m[name]).as(name)))
+        .select(metrics.map((name) => metricOut(d, name, metric(name)).as(name)))
         .where(where.sessions(query, 's', source))
         .compile();
     };

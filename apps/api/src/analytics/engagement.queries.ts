@@ -3,6 +3,7 @@ import {
   col,
   combinationSketchesMayAnswer,
   decideTable,
+  firstVisitOfRange,
   pageviewEngagementBySession,
   pageviewMetrics,
   pageviewRollupMetrics,
@@ -165,6 +166,17 @@ export const engagementStatements = {
       // under page==/pricing 2.88 -> 1.35 s for the report, under exit_page==/pricing 1.61 ->
       // 0.90 s, BENCHMARKS.md run BS); under conditions on attributes from
       // ix_sessions_site_combination. A session without a copy counts nowhere, as below.
+      const first = firstVisitOfRange(query, 's');
+      if (first !== undefined) {
+        // Under `page==` one path: each visitor once, by its first visit of the range there
+        // (migration 1769100000000: at 10M pageviews under page==/pricing, BENCHMARKS.md run BT).
+        return (d) =>
+          sql<{ visitors: Count; returners: Count }>`SELECT
+              COUNT(CASE WHEN ${first} AND s.visitor_first_at IS NOT NULL THEN 1 END) AS visitors,
+              COUNT(CASE WHEN ${first} AND s.visitor_first_at < ${query.range.startUtc} THEN 1 END) AS returners
+            FROM ${from(d)}
+            WHERE ${where.sessions(query, 's', source)}`.compile(d.builder);
+      }
       return (d) => {
         const sessions = sql`(SELECT s.visitor_id, s.visitor_first_at
           FROM ${from(d)}
