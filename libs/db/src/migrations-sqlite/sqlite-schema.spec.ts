@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
+import { priorVisitsUpdate } from '@app/stats/sql/session-pages';
 import { registerSqlFunctions } from '../sqlite/embedded-driver';
+import { sqliteDialect } from '../sqlite/sqlite-dialect';
 import { SQLITE_MIGRATIONS } from './index';
 
 /**
@@ -1028,6 +1030,21 @@ describe('SqliteSchema1765100000000', () => {
     await insertHit('e1', 'pageview', { path: '/' });
     await insertHit('e1 ', 'pageview', { path: '/' });
     await expect(insertHit('e1', 'pageview', { path: '/' })).rejects.toThrow(/UNIQUE constraint failed/);
+  });
+
+  it("sets a chunk's prior visits from its visitors' sessions, read by visitor first, then their rows by session", async () => {
+    const update = priorVisitsUpdate(sqliteDialect, new Map([[1, ['v1', 'v2']]]));
+    const plan = (
+      await rows<{ detail: string }>(`EXPLAIN QUERY PLAN ${update.sql}`, [...update.parameters])
+    ).map((r) => r.detail);
+    // Joined the other way, SQLite read every row of the site and looked its session up.
+    const sessions = plan.findIndex((d) =>
+      /^SEARCH s USING .*INDEX ix_sessions_site_visitor \(site_id=\? AND visitor_id=\?\)/.test(d),
+    );
+    const pages = plan.findIndex((d) =>
+      /^SEARCH sp USING .*INDEX ix_session_pages_session \(site_id=\? AND session_id=\?\)/.test(d),
+    );
+    expect({ sessions: sessions >= 0, pages: pages > sessions }).toEqual({ sessions: true, pages: true });
   });
 
   it('drops every table and index on down', async () => {
