@@ -34,8 +34,8 @@ SELECT
 FROM
   (
     SELECT
-      s.started_at AS t,
-      s.pageviews AS n
+      MIN(s.started_at) AS t,
+      SUM(s.pageviews) AS n
     FROM
       (
         SELECT

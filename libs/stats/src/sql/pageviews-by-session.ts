@@ -38,7 +38,8 @@ import {
  * only the one attribute asked for: MariaDB materialises them, and five VARCHAR(255) columns
  * per row spilled the 64 MB in-memory temporary tables (docs/decisions/filters.md). With a
  * dimension, each part is summed by its value and report bucket: a row of each, `t` its
- * earliest time, which only tells the bucket.
+ * earliest time, which only tells the bucket. Without either (the total alone: only `n` may be
+ * read), the whole sessions are one row.
  */
 export function pageviewsBySession(
   d: SqlDialect,
@@ -87,10 +88,19 @@ export function pageviewsBySession(
     GROUP BY ${groups(sql.ref('y.t'), sql.ref(`y.${dimension}`))}
   )`;
   }
+  const total = buckets === undefined && dimension === undefined;
   const wholeSessions =
-    buckets === undefined && dimension === undefined && attributeRollupAnswers(query)
+    total && attributeRollupAnswers(query)
       ? wholeSessionPageviewsByRollup(d, query)
-      : sql`SELECT s.started_at AS t, ${attribute('s')}s.pageviews AS n
+      : total && !testsHitsOfSessions(query, source)
+        ? // The total alone: the whole sessions summed before the union, which MariaDB
+          // materialises, a row a session otherwise (at 10M pageviews under page==/pricing,
+          // 700k rows: 0.89-1.09 -> 0.55-0.61 s for the statement, BENCHMARKS.md run BT). The
+          // row's `t` is no pageview's time, as wholeSessionPageviewsByRollup's.
+          sql`SELECT MIN(s.started_at) AS t, SUM(s.pageviews) AS n
+    FROM ${source.raw}
+    WHERE ${wholeWhere}`
+        : sql`SELECT s.started_at AS t, ${attribute('s')}s.pageviews AS n
     FROM ${source.raw}
     WHERE ${wholeWhere}`;
   return sql`(
