@@ -1280,14 +1280,17 @@ describe('filters (SPEC §3)', () => {
       ]);
     });
 
+    /** The NL mobile sessions' attributes of the late-session cases below. */
+    const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
+    /** Imports hits, none refused, and aggregates them. */
+    const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
+      expect((await env.importHits(hits)).rejections).toEqual([]);
+      await env.aggregate();
+    };
+
     it('keeps them as late hits add pageviews, move a first session earlier and change a visitor', async () => {
       const late = await env.site({ members: [user] });
-      const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
       const under = 'country==NL;device==mobile';
-      const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
-        expect((await env.importHits(hits)).rejections).toEqual([]);
-        await env.aggregate();
-      };
       await imported([
         pageview(late, 'M2', '2026-05-04T10:00:00Z', '/a', {
           ...nl,
@@ -1372,11 +1375,6 @@ describe('filters (SPEC §3)', () => {
 
     it("keeps the visitor's first session in session_pages as late sessions move it (migration 1769000000000)", async () => {
       const late = await env.site({ members: [user] });
-      const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
-      const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
-        expect((await env.importHits(hits)).rejections).toEqual([]);
-        await env.aggregate();
-      };
       // Under page==/a engagement reads M2's row in session_pages (its copy), not v-M's row in visitors.
       const split = async () => {
         const { new: fresh, returning } = await engagementOf(late, 'page==/a');
@@ -1407,11 +1405,6 @@ describe('filters (SPEC §3)', () => {
 
     it('counts a visitor once under page==/a by its first visit of the range, as late sessions move it (migration 1769100000000)', async () => {
       const visits = await env.site({ members: [user] });
-      const nl = { country: 'NL', channel: 'Email', source: 'letter', device: 'mobile', browser: 'Safari' };
-      const imported = async (hits: Array<ReturnType<typeof pageview>>) => {
-        expect((await env.importHits(hits)).rejections).toEqual([]);
-        await env.aggregate();
-      };
       // The overview's visitors and engagement's split under page==/a, both from the rows'
       // prior visits, not from a distinct count of their visitor ids.
       const counted = async () => {
