@@ -121,7 +121,8 @@ export const sharedStatements = {
       const m = sessionMetrics('s');
       const source = sessionsSource(query, 's');
       // Under `page==` one path, its rows' visitors are those of their first visit of the range
-      // there: counted, not distinct-counted (firstVisitOfRange).
+      // there: counted, not distinct-counted (firstVisitOfRange; at 10M pageviews under
+      // page==/pricing the overview 2.15 -> 1.77 s on a slow host, BENCHMARKS.md run BT).
       const first = metrics.includes('visitors' as M) ? firstVisitOfRange(query, 's') : undefined;
       const metric = (name: M) =>
         name === 'visitors' && first !== undefined
