@@ -6,11 +6,14 @@
 const path = require('node:path');
 const { pathsToModuleNameMapper } = require('ts-jest');
 const { compilerOptions } = require('../tsconfig.json');
+const { suiteGroup } = require('./support/suite-groups');
 
 module.exports = {
   rootDir: path.join(__dirname, '..'),
   roots: ['<rootDir>/test'],
   testRegex: '\\.e2e-spec\\.ts$',
+  // All of them, or one group of them (E2E_GROUP, test/support/suite-groups.js).
+  ...suiteGroup(),
   moduleFileExtensions: ['ts', 'js', 'json'],
   transform: {
     '^.+\\.m?js$': ['babel-jest', require('./support/esm-to-cjs.babel.js')],

@@ -6,6 +6,7 @@
  * read the database only through the same services as the suites that do run.
  */
 const base = require('./jest-e2e.config.js');
+const { suiteGroup } = require('./support/suite-groups');
 
 const SERVER_ONLY = ['replication', 'reliability-readonly', 'reliability-concurrency'];
 const HTTP_LAYER = [
@@ -22,8 +23,5 @@ const HTTP_LAYER = [
 
 module.exports = {
   ...base,
-  testPathIgnorePatterns: [
-    '/node_modules/',
-    ...[...SERVER_ONLY, ...HTTP_LAYER].map((s) => `/test/${s}\\.e2e-spec\\.ts$`),
-  ],
+  ...suiteGroup([...SERVER_ONLY, ...HTTP_LAYER]),
 };

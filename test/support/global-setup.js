@@ -12,16 +12,20 @@ function newestSource(dir) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const full = path.join(dir, entry.name);
     if (entry.isDirectory()) newest = Math.max(newest, newestSource(full));
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts')) newest = Math.max(newest, statSync(full).mtimeMs);
+    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.spec.ts'))
+      newest = Math.max(newest, statSync(full).mtimeMs);
   }
   return newest;
 }
 
 /**
- * CI always builds. Locally the build is skipped when it is newer than every source: nest
- * build deletes dist/apps/cli first, which breaks CLI calls of a test run going on beside.
+ * CI always builds, unless scripts/test.sh has just built dist/ for every run it starts
+ * (E2E_DIST_BUILT=1: two of them run at once). Locally the build is skipped when it is newer
+ * than every source: nest build deletes dist/apps/cli first, which breaks CLI calls of a test
+ * run going on beside.
  */
 function cliIsCurrent() {
+  if (process.env.E2E_DIST_BUILT === '1' && existsSync(CLI_ENTRY)) return true;
   if (process.env.CI || !existsSync(CLI_ENTRY)) return false;
   const built = statSync(CLI_ENTRY).mtimeMs;
   return ['apps/cli/src', 'libs'].every((dir) => newestSource(path.join(root, dir)) < built);
