@@ -1,4 +1,4 @@
-import { generateApiKey } from '@app/auth';
+import { generateApiKey } from '@app/auth/api-key';
 import { ApiKey, Goal, GoalType, Membership, RegisteredEvent, Site, User } from '@app/db';
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
