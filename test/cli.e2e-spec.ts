@@ -202,6 +202,21 @@ describe('operator CLI', () => {
     expect(one.stdout).toMatch(/--tracking <mode>\s+full or cookieless/);
   });
 
+  it('starts without the packages only the HTTP API needs (every cron run of aggregate pays their loading)', async () => {
+    const preload = path.join(__dirname, 'support/loaded-packages-preload.js');
+    const res = await env.cli(['aggregate'], undefined, {
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(preload)}`.trim(),
+    });
+    expect(res.code).toBe(0);
+    const line = /^loaded packages: (.*)$/m.exec(res.stderr);
+    const loaded = JSON.parse(line![1]) as string[];
+    // What the CLI does need, so that the line is known to name what the process loaded.
+    expect(loaded).toEqual(expect.arrayContaining(['@nestjs/core', 'nest-commander', 'typeorm']));
+    expect(
+      loaded.filter((p) => ['@nestjs/swagger', '@nestjs/platform-express', 'express', 'helmet'].includes(p)),
+    ).toEqual([]);
+  });
+
   it('names itself stats-cli and lists --json in the help of the CLI and of every command', async () => {
     const all = await env.cli(['--help'], undefined, { DATABASE_URL: '' });
     expect(all.stdout).toMatch(/^Usage: stats-cli \[options\] \[command\]/);
