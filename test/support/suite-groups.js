@@ -25,7 +25,7 @@ const pattern = (names) => `/test/(${names.join('|')})\\.e2e-spec\\.ts$`;
 
 /** The Jest options that select `process.env.E2E_GROUP`'s suites, beside `ignored` ones. */
 function suiteGroup(ignored = []) {
-  const group = process.env.E2E_GROUP;
+  const group = process.env.E2E_GROUP || undefined;
   if (group !== undefined && group !== 'alone' && group !== 'beside')
     throw new Error(`E2E_GROUP must be "alone" or "beside", not ${JSON.stringify(group)}`);
   const ignore = ['/node_modules/', ...ignored.map((s) => pattern([s]))];
