@@ -7,6 +7,7 @@
 import 'reflect-metadata';
 import { AppConfig, loadConfig } from '@app/config';
 import { ApiValidationPipe } from '@app/common';
+import { DatabaseMonitor } from '@app/db';
 import { StatsQueryParser, type SiteContext } from '@app/stats';
 import { ConsoleLogger, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -17,6 +18,13 @@ import type { Endpoint, Params } from './endpoints';
 
 /** An hour: the raw computation runs without the API's budget, and the bench stays bounded by its run count. */
 export const RAW_QUERY_TIMEOUT_MS = 3_600_000;
+
+/**
+ * Why the API's read-only account (user@'%') may be refused on a server of one's own: a server set
+ * up by mariadb-install-db has anonymous accounts, whose host is more specific (BENCHMARKS.md run X).
+ */
+const ANONYMOUS_ACCOUNTS =
+  "the API's read-only account was refused; an anonymous account such as ''@'localhost' takes its logins: DROP USER ''@'localhost'";
 
 export class RawReports {
   private readonly pipe = new ApiValidationPipe();
@@ -44,7 +52,15 @@ export class RawReports {
     const ds = moduleRef.get<DataSource>(getDataSourceToken());
     const deadline = Date.now() + 20_000;
     while (!ds.isInitialized && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    if (!ds.isInitialized) throw new Error('the in-process reports could not connect to the database');
+    if (!ds.isInitialized) {
+      // The server's reason, which the silenced logger would have printed.
+      const { error } = moduleRef.get(DatabaseMonitor).status();
+      await moduleRef.close();
+      const hint = error?.includes('ACCESS_DENIED') ? ` (${ANONYMOUS_ACCOUNTS})` : '';
+      throw new Error(
+        `the in-process reports could not connect to the database${error ? `: ${error}${hint}` : ''}`,
+      );
+    }
     return new RawReports(moduleRef);
   }
 
