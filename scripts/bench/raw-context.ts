@@ -20,11 +20,11 @@ import type { Endpoint, Params } from './endpoints';
 export const RAW_QUERY_TIMEOUT_MS = 3_600_000;
 
 /**
- * Why the API's read-only account (user@'%') may be refused on a server of one's own: a server set
- * up by mariadb-install-db has anonymous accounts, whose host is more specific (BENCHMARKS.md run X).
+ * A likely reason the API's read-only account (user@'%') is refused on a server of one's own: an
+ * anonymous account's host is more specific, so it takes the logins (BENCHMARKS.md runs X and BU).
  */
 const ANONYMOUS_ACCOUNTS =
-  "the API's read-only account was refused; an anonymous account such as ''@'localhost' takes its logins: DROP USER ''@'localhost'";
+  "the API's read-only account was refused; if the server has anonymous accounts (''@'localhost', as mariadb-install-db creates), they take its logins: DROP USER ''@'localhost'";
 
 export class RawReports {
   private readonly pipe = new ApiValidationPipe();
