@@ -1,4 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import request from 'supertest';
@@ -189,6 +192,38 @@ describe('operator CLI', () => {
     expect(res.stderr.trim()).toBe(
       'error: Configuration error: DATABASE_URL must look like mysql://user:password@host:3306/database',
     );
+  });
+
+  it('asks for `migrate` first when the database has no schema yet', async () => {
+    const name = `e2e_unmigrated_${randomBytes(4).toString('hex')}`;
+    const embedded = env.databaseEnv().SQLITE_PATH !== undefined;
+    const file = path.join(os.tmpdir(), `${name}.sqlite`);
+    const url = new URL(env.databaseEnv().DATABASE_URL || 'mysql://root@127.0.0.1:3306/x');
+    url.pathname = `/${name}`;
+    const target = embedded ? { SQLITE_PATH: file } : { DATABASE_URL: url.toString() };
+    const hint = ': run `stats-cli migrate` first';
+    try {
+      if (!embedded) {
+        // The server has no such database yet: `migrate` creates it.
+        const absent = await env.cli(['keys:create', '--user', '1', '--json'], undefined, target);
+        expect(absent.code).toBe(1);
+        expect(absent.json).toEqual({ error: `Unknown database '${name}'${hint}` });
+        await env.ds.query(`CREATE DATABASE ${name}`);
+      }
+      for (const [args, table] of [
+        [['keys:create', '--user', '1', '--json'], 'users'],
+        [['aggregate', '--json'], 'dirty_sessions'],
+      ] as const) {
+        const res = await env.cli([...args], undefined, target);
+        expect(res.code).toBe(1);
+        expect(String(res.json?.error)).toContain(table);
+        expect(String(res.json?.error)).toMatch(/(no such table|doesn't exist)/);
+        expect(String(res.json?.error).endsWith(hint)).toBe(true);
+      }
+    } finally {
+      if (embedded) await rm(file, { force: true });
+      else await env.ds.query(`DROP DATABASE IF EXISTS ${name}`);
+    }
   });
 
   it('explains every command and option with --help, without a database', async () => {

@@ -1,6 +1,11 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from '@app/config';
-import { EmbeddedEngineUnavailableError, embeddedEngineLine, loadBetterSqlite3 } from '@app/db';
+import {
+  EmbeddedEngineUnavailableError,
+  embeddedEngineLine,
+  isMissingSchemaError,
+  loadBetterSqlite3,
+} from '@app/db';
 import { CommandFactory } from 'nest-commander';
 import { CliModule, CliProgram } from './cli.module';
 import { CliError, Output } from './output';
@@ -17,7 +22,10 @@ async function main(): Promise<void> {
   out.json = json;
 
   const fail = (error: unknown) => {
-    out.error(error instanceof ConfigError ? error.message : error);
+    if (isMissingSchemaError(error)) {
+      // A command run before the first `migrate`: say what to do, not only what is missing.
+      out.error(`${(error as Error).message}: run \`${CLI_NAME} migrate\` first`);
+    } else out.error(error instanceof ConfigError ? error.message : error);
     process.exitCode = error instanceof CliError ? error.exitCode : 1;
   };
   const args = process.argv.slice(2);

@@ -1,6 +1,7 @@
 import { mariadbDialect, mysqlDialect } from './dialect';
 import {
   isDatabaseUnavailableError,
+  isMissingSchemaError,
   isRefusedRowError,
   isTransientLockError,
   refusalReason,
@@ -82,5 +83,19 @@ describe(isTransientLockError.name, () => {
     [new Error('Pool is closed'), false],
   ])('classifies %j as %s', (error, transient) => {
     expect(isTransientLockError(error)).toBe(transient);
+  });
+});
+
+describe(isMissingSchemaError.name, () => {
+  it.each([
+    [wrapped(driver({ errno: 1146, code: 'ER_NO_SUCH_TABLE' }, "Table 'stats.users' doesn't exist")), true],
+    [driver({ errno: 1049, code: 'ER_BAD_DB_ERROR' }, "Unknown database 'stats'"), true],
+    [wrapped(driver({ code: 'SQLITE_ERROR' }, 'no such table: users')), true],
+    [new Error('SqliteError: no such table: dirty_sessions'), true],
+    [driver({ code: 'SQLITE_ERROR' }, 'no such column: x'), false],
+    [driver({ errno: 1054, code: 'ER_BAD_FIELD_ERROR' }, "Unknown column 'x'"), false],
+    [driver({ code: 'ECONNREFUSED' }), false],
+  ])('classifies %s as %s', (error, missing) => {
+    expect(isMissingSchemaError(error)).toBe(missing);
   });
 });

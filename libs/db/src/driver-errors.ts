@@ -71,6 +71,18 @@ export function describeDatabaseError(error: unknown): string {
   return e?.code ?? e?.driverError?.code ?? e?.message?.slice(0, 200) ?? String(error);
 }
 
+/**
+ * The schema is not there: a table `migrate` creates is missing (the server's
+ * ER_NO_SUCH_TABLE, SQLite's "no such table"), or the server has no such database
+ * (ER_BAD_DB_ERROR), which `migrate` creates too.
+ */
+export function isMissingSchemaError(error: unknown): boolean {
+  const e = driverError(error);
+  if (!e) return false;
+  if (e.code === 'ER_NO_SUCH_TABLE' || e.code === 'ER_BAD_DB_ERROR') return true;
+  return [e.message, (error as Error).message].some((m) => /\bno such table: /.test(String(m ?? '')));
+}
+
 /** A transaction chosen as a deadlock victim, or one that waited too long for a row lock: run it again. */
 export function isTransientLockError(error: unknown): boolean {
   const code = driverError(error)?.code;
