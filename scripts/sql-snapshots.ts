@@ -128,6 +128,11 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.pageview-totals.every-kind': sharedStatements.pageviewTotals(everyKind, ['pageviews']),
   'filtered.session-totals.one-page': sharedStatements.sessionTotals(onePage, ['sessions', 'visitors']),
   'filtered.pageview-totals.one-page': sharedStatements.pageviewTotals(onePage, ['pageviews']),
+  'filtered.session-totals-with-pageviews.one-page': sharedStatements.sessionTotalsWithPageviews(onePage, [
+    'sessions',
+    'bounces',
+    'visitors',
+  ]),
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
   'filtered.session-totals.exit-page': sharedStatements.sessionTotals(exitPage, ['sessions', 'visitors']),
   'filtered.top-lists.exit-page': overviewStatements.topLists(exitPage, 10),

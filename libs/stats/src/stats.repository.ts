@@ -1,7 +1,7 @@
 import { AppConfig } from '@app/config';
-import { dataVersionColumns, DataVersionRow, formatDataVersion, StatsDatabase } from '@app/db';
+import { dataVersionColumns, DataVersionRow, formatDataVersion, SqlDialect, StatsDatabase } from '@app/db';
 import { Injectable } from '@nestjs/common';
-import { ExpressionBuilder, sql, SqlBool } from 'kysely';
+import { AliasedRawBuilder, ExpressionBuilder, sql, SqlBool } from 'kysely';
 import { GoalDefinition } from './conversions';
 import { HITS_BY_SESSION, pageviewPathIsAny } from './definitions';
 import {
@@ -32,7 +32,12 @@ import {
   VisitorSketch,
 } from './rollups/visitor-sketch';
 import { pageviewsByRollup } from './sql/pageviews-by-rollup';
-import { pageviewsBySession } from './sql/pageviews-by-session';
+import {
+  pageviewsBesideSessionTotals,
+  pageviewsBeyondWholeSessions,
+  pageviewsBySession,
+  wholeSessionsPageviews,
+} from './sql/pageviews-by-session';
 import { where } from './sql/where';
 import {
   PAGE_CHECK_QUEUE,
@@ -72,6 +77,32 @@ export interface StoredSketchRow {
  * so ~130 of them, the day sketches of a 30-day range of four busy sites.
  */
 const INFLATED_SKETCH_BYTES = 16 * 2 ** 20;
+
+/**
+ * sessionTotals' statement over the range's selected sessions themselves (alias `s`), with `more`
+ * columns over them.
+ */
+function sessionTotalsOfSessions<M extends SessionMetric>(
+  d: SqlDialect,
+  query: StatsQuery,
+  metrics: readonly M[],
+  more: ReadonlyArray<AliasedRawBuilder<unknown, string>> = [],
+) {
+  const m = sessionMetrics('s');
+  const source = sessionsSource(query, 's');
+  // Under `page==` one path, its rows' visitors are those of their first visit of the range
+  // there: counted, not distinct-counted (firstVisitOfRange; at 10M pageviews under
+  // page==/pricing the overview 2.15 -> 1.77 s on a slow host, BENCHMARKS.md run BT).
+  const first = metrics.includes('visitors' as M) ? firstVisitOfRange(query, 's') : undefined;
+  const metric = (name: M) =>
+    name === 'visitors' && first !== undefined
+      ? sql<number | string>`COUNT(CASE WHEN ${first} THEN 1 END)`
+      : m[name];
+  return d.builder
+    .selectFrom(source.from as 'sessions as s')
+    .select([...metrics.map((name) => metricOut(d, name, metric(name)).as(name)), ...more])
+    .where(where.sessions(query, 's', source));
+}
 
 /** Statements several reports share; each report's own statements live in its *.queries.ts. */
 export const sharedStatements = {
@@ -117,22 +148,31 @@ export const sharedStatements = {
           .compile();
       };
     }
+    return (d) => sessionTotalsOfSessions(d, query, metrics).compile();
+  },
+
+  /**
+   * sessionTotals' statement over the range's sessions (its last form) with the query's pageviews
+   * beside (`pageviews`), where pageviewsBesideSessionTotals says they can be: the whole
+   * sessions' pageviews summed from the rows it reads, the rest (pageviewsBeyondWholeSessions)
+   * in the same statement, at the same moment. pageviewTotals reads those rows again (at 10M
+   * pageviews under page==/pricing, 714k of them, each tested against dirty_sessions).
+   */
+  sessionTotalsWithPageviews<M extends SessionMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): ReportStatement<SessionTotals<M> & { pageviews: number | string }> {
     return (d) => {
-      const m = sessionMetrics('s');
-      const source = sessionsSource(query, 's');
-      // Under `page==` one path, its rows' visitors are those of their first visit of the range
-      // there: counted, not distinct-counted (firstVisitOfRange; at 10M pageviews under
-      // page==/pricing the overview 2.15 -> 1.77 s on a slow host, BENCHMARKS.md run BT).
-      const first = metrics.includes('visitors' as M) ? firstVisitOfRange(query, 's') : undefined;
-      const metric = (name: M) =>
-        name === 'visitors' && first !== undefined
-          ? sql<number | string>`COUNT(CASE WHEN ${first} THEN 1 END)`
-          : m[name];
-      return d.builder
-        .selectFrom(source.from as 'sessions as s')
-        .select(metrics.map((name) => metricOut(d, name, metric(name)).as(name)))
-        .where(where.sessions(query, 's', source))
-        .compile();
+      const sessions = sessionTotalsOfSessions(d, query, metrics, [
+        wholeSessionsPageviews(query, 's').as('whole_pageviews'),
+      ]);
+      return sql<SessionTotals<M> & { pageviews: number | string }>`SELECT ${sql.join(
+        metrics.map((name) => sql.ref(`t.${name}`)),
+      )}, t.whole_pageviews + p.n AS pageviews
+FROM (${sessions}) t
+CROSS JOIN (SELECT COALESCE(SUM(u.n), 0) AS n FROM (${pageviewsBeyondWholeSessions(d, query)}) u) p`.compile(
+        d.builder,
+      );
     };
   },
 
@@ -496,6 +536,36 @@ export class StatsRepository {
     }
     for (const row of edges) sketch.add(row.visitor_id);
     return Math.round(sketch.estimate());
+  }
+
+  /**
+   * sessionTotalsAndVisitors' figures and the query's pageviews (own ts in the range): where the
+   * visitors are counted over the selected sessions themselves and the pageviews are read through
+   * them (pageviewsBesideSessionTotals), in one statement that reads those sessions once
+   * (sessionTotalsWithPageviews); otherwise the two reads side by side.
+   */
+  async sessionTotalsVisitorsAndPageviews<M extends SessionMetric>(
+    query: StatsQuery,
+    metrics: readonly M[],
+  ): Promise<Record<M | 'sessions' | 'visitors' | 'pageviews', number>> {
+    // As sessionTotalsAndVisitors decides that its one statement over the sessions answers.
+    const counted = [...new Set<SessionMetric>([...metrics, 'sessions'])] as Array<M | 'sessions'>;
+    if (
+      !visitorSketchesMayAnswer(query) &&
+      decideTable(query, 'sessions', { metrics: counted }).kind !== 'rollup' &&
+      pageviewsBesideSessionTotals(query)
+    ) {
+      const wanted = [...counted, 'visitors' as const];
+      const [row] = await this.db.run(sharedStatements.sessionTotalsWithPageviews(query, wanted));
+      return Object.fromEntries(
+        [...wanted, 'pageviews' as const].map((name) => [name, Number(row[name])]),
+      ) as Record<M | 'sessions' | 'visitors' | 'pageviews', number>;
+    }
+    const [totals, pageviews] = await Promise.all([
+      this.sessionTotalsAndVisitors(query, metrics),
+      this.pageviewTotals(query, ['pageviews']),
+    ]);
+    return { ...totals, pageviews: Number(pageviews.pageviews) };
   }
 
   async sessionTotals<M extends SessionMetric>(

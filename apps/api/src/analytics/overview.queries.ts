@@ -623,11 +623,11 @@ export class OverviewQueries {
 
   /** Session metrics by session start, pageviews by their own ts (SPEC §1 attribution). */
   async headlineTotals(query: StatsQuery): Promise<HeadlineTotals> {
-    const [sessions, pageviews] = await Promise.all([
-      this.stats.sessionTotalsAndVisitors(query, ['bounces', 'sessionPageviews', 'durationSeconds']),
-      this.stats.pageviewTotals(query, ['pageviews']),
+    return this.stats.sessionTotalsVisitorsAndPageviews(query, [
+      'bounces',
+      'sessionPageviews',
+      'durationSeconds',
     ]);
-    return { ...sessions, pageviews: Number(pageviews.pageviews) };
   }
 
   /**

@@ -111,6 +111,66 @@ export function pageviewsBySession(
 }
 
 /**
+ * Whether the query's pageviews (own ts in the range) can be read beside its session totals, in
+ * the statement that reads the range's selected sessions (sharedStatements.sessionTotalsWithPageviews):
+ * they are read through their sessions (pageviewsBySession), from the sessions' own rows, which
+ * that statement reads anyway (not from the attribute rollup, and not where a GROUP BY would turn
+ * MariaDB to testing each session against a page or goal condition's set: testsHitsOfSessions).
+ */
+export function pageviewsBesideSessionTotals(query: StatsQuery): boolean {
+  return (
+    decideTable(query, 'hits', { metrics: ['pageviews'] }).kind === 'bySession' &&
+    !attributeRollupAnswers(query) &&
+    !testsHitsOfSessions(query, sessionsSource(query, 's'))
+  );
+}
+
+/**
+ * Σ pageviews of the sessions `s` a statement over the range's selected sessions reads that end
+ * before the range's end, queued or not: with pageviewsBeyondWholeSessions' rows, the query's
+ * pageviews.
+ */
+export function wholeSessionsPageviews(query: StatsQuery, s: string): RawBuilder<number | string> {
+  return sql<
+    number | string
+  >`COALESCE(SUM(CASE WHEN ${col(s, 'ended_at')} < ${query.range.endUtc} THEN ${col(s, 'pageviews')} ELSE 0 END), 0)`;
+}
+
+/**
+ * Rows `(n)` that, summed with wholeSessionsPageviews over the range's selected sessions, give
+ * the query's pageviews, as pageviewsBySession's total: less the pageviews of those sessions
+ * that are queued (their row may lack hits; the queued ones are read from their hits below), and
+ * the pageviews in the range of the sessions pageviewsBySession reads from hits (settled ones of
+ * the range that end at or after its end, settled ones started before it, every queued one).
+ * The settled sessions are those not queued: a look-up of each queued session instead of a test
+ * of each session of the range (`settled`, one probe of dirty_sessions a row). The sessions'
+ * sum and these rows must be read by one statement, at one moment.
+ */
+export function pageviewsBeyondWholeSessions(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
+  const { endUtc } = query.range;
+  const source = sessionsSource(query, 's');
+  const throughHits = hitsThroughSessions(
+    d,
+    query,
+    'pageview',
+    () => sql`1 AS n`,
+    sql`NOT ${col('s', 'ended_at')} < ${endUtc}${crossing(query, 's', endUtc)}`,
+  );
+  return sql`SELECT ${negated('s', 'pageviews')} AS n FROM dirty_sessions q
+    ${sql.raw(d.orderedJoin)} ${source.raw} ON s.site_id = q.site_id AND s.session_id = q.session_id
+    WHERE q.site_id = ${query.site.id} AND ${where.sessions(query, 's', source)} AND ${col('s', 'ended_at')} < ${endUtc}
+    UNION ALL
+    ${throughHits}`;
+}
+
+/** `0 - s.column`, signed: counts are unsigned in sessions (isSecondsSum). */
+function negated(s: string, column: string): RawBuilder<unknown> {
+  return isSecondsSum(column)
+    ? sql`0 - ${sql.ref(`${s}.${column}`)}`
+    : sql`0 - CAST(${sql.ref(`${s}.${column}`)} AS SIGNED)`;
+}
+
+/**
  * Whether the statement tests its sessions against their hits: a `page` or `goal` condition not
  * read from session_pages, whose sessions MariaDB gathers as a set (sessionsWithHit) and, when
  * the set is small, reads first. A GROUP BY over the sessions made it test each of the range's
@@ -168,11 +228,6 @@ function wholeSessionSumsByRollup(
   startAs?: string,
 ): RawBuilder<unknown> {
   const { endUtc } = query.range;
-  // Counts are unsigned in sessions (isSecondsSum).
-  const negated = (s: string, column: string) =>
-    isSecondsSum(column)
-      ? sql`0 - ${sql.ref(`${s}.${column}`)}`
-      : sql`0 - CAST(${sql.ref(`${s}.${column}`)} AS SIGNED)`;
   const rolledUp = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
     (part) =>
       d.builder
