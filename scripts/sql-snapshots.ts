@@ -80,6 +80,8 @@ const goalsOnly: StatsQuery = {
 const onePage: StatsQuery = { ...query, filters: parseFilters('page==/pricing'), pageRowsCurrent: true };
 /** `exit_page==` one whole path: the rows under it whose session left by it, from session_pages (sessionsSource). */
 const exitPage: StatsQuery = { ...query, filters: parseFilters('exit_page==/pricing') };
+/** `entry_page==` a prefix: each of the range's sessions tested, its pages grouped by pathGroupKey. */
+const entryPrefix: StatsQuery = { ...query, filters: parseFilters('entry_page==/blog/*') };
 const live = { siteId: 7, since: new Date('2026-04-02T11:30:00Z'), until: new Date('2026-04-02T12:00:00Z') };
 
 /** Every report statement, by file name. */
@@ -136,6 +138,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
   'filtered.session-totals.exit-page': sharedStatements.sessionTotals(exitPage, ['sessions', 'visitors']),
   'filtered.top-lists.exit-page': overviewStatements.topLists(exitPage, 10),
+  'filtered.top-lists.entry-prefix': overviewStatements.topLists(entryPrefix, 10),
   'filtered.conversions.stored-converted-counts.one-page': conversionsStatements.storedConvertedCounts(
     onePage,
     goals,

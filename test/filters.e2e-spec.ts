@@ -278,6 +278,48 @@ describe('filters (SPEC §3)', () => {
       );
     });
 
+    it('lists entry and exit pages apart past their first 200 characters where each session is tested', async () => {
+      // entry_page==/* tests each session's row, and its lists group the pages by their first 200
+      // characters with the MD5 of a longer path beside them (pathGroupKey): paths that share
+      // those characters stay apart, as they do on the raw path, which groups by the path.
+      const long = await env.site({ members: [user] });
+      const p200 = `/${'x'.repeat(199)}`;
+      const p201 = `${p200}z`;
+      const y1 = `/${'y'.repeat(299)}a`;
+      const y2 = `/${'y'.repeat(299)}b`;
+      const visits: Array<[string, string]> = [
+        ['S1', y1],
+        ['S2', y1],
+        ['S3', y2],
+        ['S4', p200],
+        ['S5', p201],
+      ];
+      await importedAll(
+        visits.map(([id, path], i) =>
+          pageview(long, id, `2026-05-04T1${i}:00:00Z`, path, { visitor_id: `v-${id}` }),
+        ),
+      );
+      await env.aggregate();
+      const lists = async () => {
+        const res = await request(app.getHttpServer())
+          .get(`/api/v1/sites/${long}/analytics/overview`)
+          .query({ ...RANGE, filters: 'entry_page==/*' })
+          .set('Authorization', `Bearer ${key}`);
+        expect(res.status).toBe(200);
+        const data = res.body.data as Record<string, unknown>;
+        return { sessions: data.sessions, entry: data.entry_pages, exit: data.exit_pages };
+      };
+      const fifth = { sessions: 1, share: 20 };
+      // By sessions, then by path in binary order: 'x' < 'y', and p200 is a prefix of p201.
+      const expected = [
+        { value: y1, sessions: 2, share: 40 },
+        { value: p200, ...fifth },
+        { value: p201, ...fifth },
+        { value: y2, ...fifth },
+      ];
+      expect(await lists()).toEqual({ sessions: 5, entry: expected, exit: expected });
+    });
+
     it('echoes the parsed filters in meta.filters', async () => {
       const { meta } = await overview('country==DE|FR;entry_page==/blog/*;page!=/a\\;b');
       expect(meta.filters).toEqual([

@@ -48,6 +48,12 @@ export type StatsSql = Kysely<StatsDatabase>;
  * constructs Kysely does not abstract; adding an engine (SQLite) means adding one
  * implementation here, not rewriting queries.
  */
+/**
+ * The characters of a path that pathGroupKey groups by on the MySQL family: short enough that
+ * MariaDB keeps the group in memory (a key of 200 utf8mb4 characters, 800 bytes).
+ */
+export const SHORT_TEXT_KEY = 200;
+
 export interface SqlDialect {
   readonly name: 'mariadb' | 'mysql' | 'sqlite';
   /** A compile-only builder for this engine. */
@@ -185,6 +191,15 @@ export interface SqlDialect {
   dateOf(datetime: Expression<unknown>): RawBuilder<string>;
   /** Whole seconds since the epoch of a UTC DATETIME expression. */
   epochSeconds(datetime: Expression<unknown>): RawBuilder<number>;
+  /**
+   * What to GROUP BY for a path column (up to 2,048 characters) so that the groups are its
+   * values', exactly: on the MySQL family its first SHORT_TEXT_KEY characters, with the MD5 of
+   * the whole value beside them when it is longer (as the rollups key a path by its MD5), since
+   * MariaDB groups a column that long in an on-disk temporary table (at 1M pageviews, the entry
+   * pages of 91k sessions: 211–335 ms grouped by the path, 176–249 by this key); SQLite, which
+   * groups by sorting, the column itself.
+   */
+  pathGroupKey(path: Expression<unknown>): RawBuilder<unknown>[];
   /** The exact seconds between two DATETIME expressions, in the stored form of decimalIn(…, 3). */
   secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number>;
   /**
@@ -405,6 +420,14 @@ class MysqlFamilyDialect implements SqlDialect {
 
   epochSeconds(datetime: Expression<unknown>): RawBuilder<number> {
     return sql<number>`TIMESTAMPDIFF(SECOND, '1970-01-01 00:00:00', ${datetime})`;
+  }
+
+  pathGroupKey(path: Expression<unknown>): RawBuilder<unknown>[] {
+    const n = sql.lit(SHORT_TEXT_KEY);
+    return [
+      sql`LEFT(${path}, ${n})`,
+      sql`CASE WHEN CHAR_LENGTH(${path}) > ${n} THEN UNHEX(MD5(${path})) END`,
+    ];
   }
 
   secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number> {

@@ -267,6 +267,15 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
         TopList,
         (hash: Expression<unknown>, rep: Expression<unknown>) => Expression<string>
       >();
+      /** A path list's candidate named by its session `rep`'s row in `sessions`, read by key. */
+      const namedBySession =
+        (list: 'entry_path' | 'exit_path') =>
+        (_: Expression<unknown>, rep: Expression<unknown>): Expression<string> =>
+          sql<string>`(${d.builder
+            .selectFrom('sessions as n')
+            .select(`n.${list}`)
+            .where('n.site_id', '=', query.site.id)
+            .where(sql<SqlBool>`${col('n', 'session_id')} = ${rep}`)})`;
       const tableOf = new Map(
         lists.map((list) => [
           list,
@@ -448,15 +457,7 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
             // The same from session_pages under page== one path (at 10M under /pricing, 726k rows:
             // 1.2–1.3 s grouped by the page, 0.7 s by its hash).
             const hashOf = list === 'entry_path' ? 'entry_hash' : 'exit_hash';
-            pathOf.set(
-              list,
-              (_, rep) =>
-                sql<string>`(${d.builder
-                  .selectFrom('sessions as n')
-                  .select(`n.${list}`)
-                  .where('n.site_id', '=', query.site.id)
-                  .where(sql<SqlBool>`${col('n', 'session_id')} = ${rep}`)})`,
-            );
+            pathOf.set(list, namedBySession(list));
             return d.builder
               .selectFrom(source.from as 'sessions as s')
               .select([
@@ -469,6 +470,24 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
               .where(where.sessions(query, 's', source))
               .where(col('s', hashOf), 'is not', null)
               .groupBy(`s.${hashOf}`) as TopListGroup;
+          }
+          if ((list === 'entry_path' || list === 'exit_path') && query.tables !== 'raw') {
+            // Each session's page tested where it is read: grouped by the dialect's short key of
+            // the path (pathGroupKey), which MariaDB groups in memory, each candidate named by one
+            // of its sessions, as above. The raw path, the parity reference, groups by the path.
+            pathOf.set(list, namedBySession(list));
+            return d.builder
+              .selectFrom(source.from as 'sessions as s')
+              .select([
+                sql.lit(list).as('list'),
+                sql<string | null>`NULL`.as('value'),
+                sql<Buffer | null>`NULL`.as('path_hash'),
+                sql<string>`MIN(${col('s', 'session_id')})`.as('rep'),
+                sessionMetrics('s').sessions.as('sessions'),
+              ])
+              .where(where.sessions(query, 's', source))
+              .where(col('s', list), 'is not', null)
+              .groupBy(d.pathGroupKey(col('s', list))) as TopListGroup;
           }
           return d.builder
             .selectFrom(source.from as 'sessions as s')

@@ -167,6 +167,10 @@ class SqliteDialect implements SqlDialect {
     return sql<number>`unixepoch(${datetime})`;
   }
 
+  pathGroupKey(path: Expression<unknown>): RawBuilder<unknown>[] {
+    return [sql`${path}`];
+  }
+
   secondsBetween(from: Expression<unknown>, to: Expression<unknown>): RawBuilder<number> {
     return sql<number>`(${epochMillis(to)} - ${epochMillis(from)})`;
   }
