@@ -222,6 +222,12 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     ['DE', 'FR'],
     days,
   ),
+  'filtered.breakdown.ranked-series-sums.one-page': breakdownStatements.rankedSeriesSums(
+    onePage,
+    { metric: 'bounce_rate', dimension: 'country', goals: [] },
+    5,
+    days,
+  ),
   'filtered.breakdown.series-sums.conv_rate.goal-attributes': breakdownStatements.seriesSums(
     byCountry,
     { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },

@@ -360,6 +360,38 @@ describe('filters (SPEC §3)', () => {
       ]);
     });
 
+    it("ranks and sums the values of a page or goal condition's sessions, ties by value, the rest as Other", async () => {
+      // page==/blog/*: A (DE, desktop, 05-04), B (FR, mobile, bounced, 05-04), F (GB, desktop,
+      // bounced, 05-05), read from session_pages; goal==price: A (DE) and G (US, bounced), each
+      // session tested. One statement ranks the values and sums their series (rankedSeriesSums).
+      expect(
+        await breakdown({ metric: 'sessions', dimension: 'device', filters: 'page==/blog/*', limit: '1' }),
+      ).toEqual([
+        { value: 'desktop', total: 2, points: [1, 1] },
+        { value: 'Other', total: 1, points: [1, 0] },
+      ]);
+      expect(
+        await breakdown({ metric: 'sessions', dimension: 'country', filters: 'page==/blog/*', limit: '2' }),
+      ).toEqual([
+        { value: 'DE', total: 1, points: [1, 0] },
+        { value: 'FR', total: 1, points: [1, 0] },
+        { value: 'Other', total: 1, points: [0, 1] },
+      ]);
+      // Ranked by sessions (desktop 2), not by the rate (mobile 100 %).
+      expect(
+        await breakdown({ metric: 'bounce_rate', dimension: 'device', filters: 'page==/blog/*', limit: '1' }),
+      ).toEqual([
+        { value: 'desktop', total: 50, points: [0, 100] },
+        { value: 'Other', total: 100, points: [100, 0] },
+      ]);
+      expect(
+        await breakdown({ metric: 'sessions', dimension: 'country', filters: `goal==${price}`, limit: '1' }),
+      ).toEqual([
+        { value: 'DE', total: 1, points: [1, 0] },
+        { value: 'Other', total: 1, points: [1, 0] },
+      ]);
+    });
+
     it('pageviews take their session attribute; only the selected sessions count', async () => {
       expect(await breakdown({ metric: 'pageviews', dimension: 'device', filters: 'country==DE' })).toEqual([
         { value: 'desktop', total: 2, points: [2, 0] },

@@ -42,8 +42,7 @@ export class BreakdownService {
       goals: conversionGoals?.goals ?? [],
       goalsRolledUp: conversionGoals?.rolledUp,
     };
-    const top = await this.queries.topValues(query, request, limit);
-    const sums = await this.queries.seriesSums(query, request, top, list);
+    const { top, sums } = await this.queries.topSeriesSums(query, request, limit, list);
     const toSeries = (value: string, s: SeriesSumsByBucket | undefined): BreakdownSeriesDto => ({
       value,
       total: metricValue(metric, s?.total ?? NONE),
