@@ -446,35 +446,17 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
               .groupBy('r.value') as TopListGroup;
           }
           const source = sessionsSource(query, 's');
-          if (
-            (list === 'entry_path' || list === 'exit_path') &&
-            (combinationSelected(query, 's') !== null || source.pages)
-          ) {
-            // Under conditions on attributes: the selected sessions' pages by their hash, read from
-            // the combinations' index alone (where.sessions), and each candidate named by one of
-            // its sessions, read by key (at 10M pageviews under three attribute conditions, ~100k
-            // sessions: 0.53–0.61 s grouped by the page itself, each session's row read by key).
-            // The same from session_pages under page== one path (at 10M under /pricing, 726k rows:
-            // 1.2–1.3 s grouped by the page, 0.7 s by its hash).
-            const hashOf = list === 'entry_path' ? 'entry_hash' : 'exit_hash';
-            pathOf.set(list, namedBySession(list));
-            return d.builder
-              .selectFrom(source.from as 'sessions as s')
-              .select([
-                sql.lit(list).as('list'),
-                sql<string | null>`NULL`.as('value'),
-                sql.ref(`s.${hashOf}`).as('path_hash'),
-                sql<string>`MIN(${col('s', 'session_id')})`.as('rep'),
-                sessionMetrics('s').sessions.as('sessions'),
-              ])
-              .where(where.sessions(query, 's', source))
-              .where(col('s', hashOf), 'is not', null)
-              .groupBy(`s.${hashOf}`) as TopListGroup;
-          }
           if ((list === 'entry_path' || list === 'exit_path') && query.tables !== 'raw') {
-            // Each session's page tested where it is read: grouped by the dialect's short key of
-            // the path (pathGroupKey), which MariaDB groups in memory, each candidate named by one
-            // of its sessions, as above. The raw path, the parity reference, groups by the path.
+            // The selected sessions' pages grouped, each candidate named by one of its sessions,
+            // read by key. Under conditions on attributes, read from the combinations' index alone
+            // (where.sessions), and under page== one path from session_pages: by the page's stored
+            // hash (at 10M under three attribute conditions, ~100k sessions: 0.53–0.61 s grouped by
+            // the page itself; under /pricing, 726k rows: 1.2–1.3 s by the page, 0.7 s by its
+            // hash). Where each session is tested as it is read: by the dialect's short key of the
+            // path (pathGroupKey), which MariaDB groups in memory. The raw path, the parity
+            // reference, groups by the path.
+            const hashOf = list === 'entry_path' ? 'entry_hash' : 'exit_hash';
+            const byHash = combinationSelected(query, 's') !== null || source.pages;
             pathOf.set(list, namedBySession(list));
             return d.builder
               .selectFrom(source.from as 'sessions as s')
@@ -486,8 +468,8 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
                 sessionMetrics('s').sessions.as('sessions'),
               ])
               .where(where.sessions(query, 's', source))
-              .where(col('s', list), 'is not', null)
-              .groupBy(d.pathGroupKey(col('s', list))) as TopListGroup;
+              .where(col('s', byHash ? hashOf : list), 'is not', null)
+              .groupBy(byHash ? [col('s', hashOf)] : d.pathGroupKey(col('s', list))) as TopListGroup;
           }
           return d.builder
             .selectFrom(source.from as 'sessions as s')
