@@ -43,17 +43,17 @@ export function tableWithIndexMarker(
 export type StatsSql = Kysely<StatsDatabase>;
 
 /**
- * The one seam for SQL that differs between engines. Queries are built with Kysely (the
- * builder's compiler quotes and binds for its engine) and call these helpers for the few
- * constructs Kysely does not abstract; adding an engine (SQLite) means adding one
- * implementation here, not rewriting queries.
- */
-/**
  * The characters of a path that pathGroupKey groups by on the MySQL family: short enough that
  * MariaDB keeps the group in memory (a key of 200 utf8mb4 characters, 800 bytes).
  */
 export const SHORT_TEXT_KEY = 200;
 
+/**
+ * The one seam for SQL that differs between engines. Queries are built with Kysely (the
+ * builder's compiler quotes and binds for its engine) and call these helpers for the few
+ * constructs Kysely does not abstract; adding an engine (SQLite) means adding one
+ * implementation here, not rewriting queries.
+ */
 export interface SqlDialect {
   readonly name: 'mariadb' | 'mysql' | 'sqlite';
   /** A compile-only builder for this engine. */
