@@ -241,6 +241,8 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'ecommerce.purchasing-sessions': ecommerceStatements.purchasingSessions(query),
   'ecommerce.purchasing-sessions-by-orders': ecommerceStatements.purchasingSessionsByOrders(query),
   'ecommerce.purchasing-sessions-by-rollup': ecommerceStatements.purchasingSessionsByRollup(query),
+  'filtered.ecommerce.purchasing-sessions-by-orders.one-page':
+    ecommerceStatements.purchasingSessionsByOrders(onePage),
   'ecommerce.top-products': ecommerceStatements.topProducts(query, 10),
   'ecommerce.top-product-totals': ecommerceStatements.topProductTotals(query, 10),
   'ecommerce.first-quarters': ecommerceStatements.firstQuarters(query, ['SKU-1', 'SKU-2']),

@@ -238,6 +238,24 @@ describe(EcommerceController.name, () => {
     expect(hundred.body.data.top_products).toHaveLength(5);
   });
 
+  it('names each product after its first order among the selected sessions under a filter', async () => {
+    // page!=/cart leaves S1 (ord-1) and S10 out: S3–S7 have no pageview at all. Their orders in
+    // the range: ord-2, ord-9, ord-10, ord-5, ord-6 = 10.00 + 6.00 + 6.00 + 7.25 + 15.00.
+    const res = await get(
+      `/api/v1/sites/${shop}/ecommerce?${RANGE}&filters=${encodeURIComponent('page!=/cart')}`,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ revenue: 44.25, orders: 5 });
+    expect(res.body.data.top_products).toEqual([
+      { sku: 'E', name: 'Eraser', quantity: 6, revenue: 15, orders: 1 },
+      // ord-9 and ord-10 at one instant: ord-9 was imported first.
+      { sku: 'C', name: 'Cherry', quantity: 2, revenue: 12, orders: 2 },
+      // A only in ord-2 among the selected orders: its name there, not ord-1's 'Apple'.
+      { sku: 'A', name: 'Green apple', quantity: 1, revenue: 5, orders: 1 },
+      { sku: 'D', name: 'Date', quantity: 1, revenue: 5, orders: 1 },
+    ]);
+  });
+
   it('answers zeros and one zero entry per day for a range without orders or sessions', async () => {
     const res = await get(`/api/v1/sites/${shop}/ecommerce?from=2025-12-30&to=2026-01-01`);
     expect(res.status).toBe(200);

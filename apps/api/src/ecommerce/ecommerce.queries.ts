@@ -111,7 +111,7 @@ export const ecommerceStatements = {
           join.on(sql<SqlBool>`s.site_id = ${query.site.id} AND s.session_id = po.session_id`),
         )
         .select(sql<Count>`COUNT(*)`.as('n'))
-        .where(where.sessions(query, 's'));
+        .where(where.sessionsByKey(query, 's'));
       // The queued sessions are few: the join starts from them (CROSS JOIN keeps that order on
       // SQLite, whose planner would otherwise walk the range's sessions and scan the orders of
       // the range for each), and a session's last order is one lookup by session.
@@ -123,7 +123,7 @@ export const ecommerceStatements = {
         .whereRef('s.site_id', '=', 'q.site_id')
         .whereRef('s.session_id', '=', 'q.session_id')
         .where('q.site_id', '=', query.site.id)
-        .where(where.sessions(query, 's'))
+        .where(where.sessionsByKey(query, 's'))
         .where(sql<SqlBool>`${lastOrder} < ${start}`);
       return d.builder
         .selectNoFrom(sql<Count>`(${withOrders}) + (${queuedEarlier})`.as('purchasing_sessions'))
@@ -259,6 +259,12 @@ export const ecommerceStatements = {
    * The `limit` skus with the most item revenue over the range's orders, ties by sku, each
    * named after its line in the first such order (earliest order ts, then import order of the
    * order's hit, then line number).
+   *
+   * The range's orders are read once: each sku's first order ts comes with its totals, and only
+   * the `limit` skus kept are named, each from the lines of the orders at that instant (a few
+   * look-ups by `ix_orders_site_ts` and the hit's key). At 1M pageviews under `page==/pricing`
+   * (8,823 orders) the orders read twice and every line's hit looked up for the names took
+   * 0.20–0.23 s, this 0.10–0.15 s (BENCHMARKS.md run BX).
    */
   topProducts(query: StatsQuery, limit: number): ReportStatement<TopProductRow> {
     decideTable(query, 'orders');
@@ -269,51 +275,31 @@ export const ecommerceStatements = {
         .innerJoin('order_items as i', (j) =>
           j.onRef('i.site_id', '=', 'o.site_id').onRef('i.order_id', '=', 'o.order_id'),
         )
-        .select(['i.sku', m.quantity.as('quantity'), m.revenue.as('revenue'), m.orders.as('orders')])
+        .select([
+          'i.sku',
+          m.quantity.as('quantity'),
+          m.revenue.as('revenue'),
+          m.orders.as('orders'),
+          sql<Date>`MIN(o.ts)`.as('first_ts'),
+        ])
         .where(where.orders(query, 'o'))
         .groupBy('i.sku')
         .orderBy('revenue', 'desc')
         .orderBy('i.sku', 'asc')
         .limit(limit)
         .as('t');
-      // Each sku's first order in the range is at its earliest order ts: only the lines of the
-      // orders at that instant are ranked (by the import order of their hits, then line
-      // number), so the hits are looked up for a few lines per sku, not for every line.
-      const firstAt = d.builder
-        .selectFrom('orders as o')
-        .innerJoin('order_items as i', (j) =>
-          j.onRef('i.site_id', '=', 'o.site_id').onRef('i.order_id', '=', 'o.order_id'),
-        )
-        .select(['i.sku', sql<Date>`MIN(o.ts)`.as('first_ts')])
-        .where(where.orders(query, 'o'))
-        .groupBy('i.sku')
-        .as('m');
-      const firstNames = d.builder
-        .selectFrom(firstAt)
-        .innerJoin('orders as o', (j) =>
-          j.on('o.site_id', '=', query.site.id).onRef('o.ts', '=', 'm.first_ts'),
-        )
-        .innerJoin('order_items as i', (j) =>
-          j
-            .onRef('i.site_id', '=', 'o.site_id')
-            .onRef('i.order_id', '=', 'o.order_id')
-            .onRef('i.sku', '=', 'm.sku'),
-        )
-        .innerJoin('hits as h', (j) =>
-          j.onRef('h.site_id', '=', 'o.site_id').onRef('h.hit_id', '=', 'o.hit_id'),
-        )
-        .select([
-          'i.sku',
-          'i.name',
-          sql<number>`ROW_NUMBER() OVER (PARTITION BY i.sku ORDER BY h.seq, i.line_no)`.as('rn'),
-        ])
-        .as('f');
+      // The sku's line in the orders at its first order ts, by the import order of their hits,
+      // then line number.
+      const firstName = sql<string | null>`(SELECT fi.name FROM orders fo
+        JOIN order_items fi ON fi.site_id = fo.site_id AND fi.order_id = fo.order_id AND fi.sku = t.sku
+        JOIN hits fh ON fh.site_id = fo.site_id AND fh.hit_id = fo.hit_id
+        WHERE fo.site_id = ${query.site.id} AND fo.ts = t.first_ts
+        ORDER BY fh.seq, fi.line_no LIMIT 1)`;
       return d.builder
         .selectFrom(totals)
-        .innerJoin(firstNames, (j) => j.onRef('f.sku', '=', 't.sku').on('f.rn', '=', 1))
         .select([
           't.sku',
-          'f.name',
+          firstName.as('name'),
           't.quantity',
           metricOut(d, 'revenue', sql.ref('t.revenue')).as('revenue'),
           't.orders',
