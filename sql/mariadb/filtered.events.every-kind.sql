@@ -92,6 +92,7 @@ FROM
           SUM(b.hits) AS occurrences,
           SUM(
             CASE
+              WHEN b.bucket <= `s`.`started_at` THEN 1
               WHEN EXISTS (
                 SELECT
                   1
@@ -192,6 +193,7 @@ FROM
           SUM(b.hits) AS occurrences,
           SUM(
             CASE
+              WHEN b.bucket <= `s`.`started_at` THEN 1
               WHEN EXISTS (
                 SELECT
                   1
