@@ -38,15 +38,22 @@ FROM
       COUNT(DISTINCT `i`.`order_id`) AS `orders`,
       MIN(o.ts) AS `first_ts`
     FROM
-      `orders` AS `o`
+      (
+        SELECT
+          `o`.`site_id`,
+          `o`.`order_id`,
+          `o`.`ts`
+        FROM
+          `orders` AS `o`
+        WHERE
+          (
+            `o`.`site_id` = ?
+            AND `o`.`ts` >= ?
+            AND `o`.`ts` < ?
+          )
+      ) AS `o`
       INNER JOIN `order_items` AS `i` ON `i`.`site_id` = `o`.`site_id`
       AND `i`.`order_id` = `o`.`order_id`
-    WHERE
-      (
-        `o`.`site_id` = ?
-        AND `o`.`ts` >= ?
-        AND `o`.`ts` < ?
-      )
     GROUP BY
       `i`.`sku`
     ORDER BY
