@@ -57,11 +57,10 @@
 --   $55 = 7
 --   $56 = 2026-03-19T23:00:00.000Z
 --   $57 = 2026-04-02T22:00:00.000Z
---   $58 = 7
---   $59 = "DE"
---   $60 = "FR"
---   $61 = 1
---   $62 = "A"
+--   $58 = "DE"
+--   $59 = "FR"
+--   $60 = 1
+--   $61 = "A"
 SELECT
   `t`.`is_other`,
   `t`.`series`,
@@ -229,20 +228,14 @@ FROM
             WHERE
               q.site_id = ?
               AND (
-                `s`.`site_id` = ?
-                AND `s`.`started_at` >= ?
-                AND `s`.`started_at` < ?
-                AND `s`.`attributes_hash` IN (
-                  SELECT
-                    fc.attributes_hash
-                  FROM
-                    attribute_combinations fc
-                  WHERE
-                    fc.site_id = ?
-                    AND (
-                      (`fc`.`country` IN (?, ?))
-                      AND NOT (SUBSTRING(`fc`.`country`, 1, ?) = ?)
-                    )
+                (
+                  `s`.`site_id` = ?
+                  AND `s`.`started_at` >= ?
+                  AND `s`.`started_at` < ?
+                )
+                AND (
+                  (`s`.`country` IN (?, ?))
+                  AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
                 )
               )
           ) x

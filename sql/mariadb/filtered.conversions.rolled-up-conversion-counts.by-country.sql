@@ -43,11 +43,10 @@
 --   $41 = 7
 --   $42 = 2026-03-19T23:00:00.000Z
 --   $43 = 2026-04-02T22:00:00.000Z
---   $44 = 7
---   $45 = "DE"
---   $46 = "FR"
---   $47 = 1
---   $48 = "A"
+--   $44 = "DE"
+--   $45 = "FR"
+--   $46 = 1
+--   $47 = "A"
 SELECT
   (
     (
@@ -228,20 +227,14 @@ FROM
         WHERE
           q.site_id = ?
           AND (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-            AND `s`.`attributes_hash` IN (
-              SELECT
-                fc.attributes_hash
-              FROM
-                attribute_combinations fc
-              WHERE
-                fc.site_id = ?
-                AND (
-                  (`fc`.`country` IN (?, ?))
-                  AND NOT (SUBSTRING(`fc`.`country`, 1, ?) = ?)
-                )
+            (
+              `s`.`site_id` = ?
+              AND `s`.`started_at` >= ?
+              AND `s`.`started_at` < ?
+            )
+            AND (
+              (`s`.`country` IN (?, ?))
+              AND NOT (SUBSTRING(`s`.`country`, 1, ?) = ?)
             )
           )
       ) x

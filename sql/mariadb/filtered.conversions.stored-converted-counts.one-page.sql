@@ -24,8 +24,7 @@
 --   $22 = 7
 --   $23 = 2026-03-19T23:00:00.000Z
 --   $24 = 2026-04-02T22:00:00.000Z
---   $25 = 7
---   $26 = "/pricing"
+--   $25 = "/pricing"
 SELECT
   COALESCE(SUM(`x`.`converted`), 0) AS `converted`,
   COALESCE(SUM(`x`.`goal_0`), 0) AS `goal_0`,
@@ -158,17 +157,14 @@ FROM
       q.site_id = ?
       AND `s`.`started_at` >= ?
       AND `s`.`started_at` < ?
-      AND (
-        (`s`.`site_id`, `s`.`session_id`) IN (
-          SELECT
-            fp.site_id,
-            fp.session_id
-          FROM
-            hits fp FORCE INDEX (ix_hits_site_session)
-          WHERE
-            fp.site_id = ?
-            AND fp.type = 'pageview'
-            AND (`fp`.`step_key` = ?)
-        )
+      AND EXISTS (
+        SELECT
+          1
+        FROM
+          session_pages fs FORCE INDEX (ix_session_pages_session)
+        WHERE
+          fs.site_id = `s`.`site_id`
+          AND fs.session_id = `s`.`session_id`
+          AND `fs`.`page_key` = ?
       )
   ) x;

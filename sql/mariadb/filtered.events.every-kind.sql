@@ -304,7 +304,7 @@ FROM
                 fp.site_id,
                 fp.session_id
               FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+                hits fp FORCE INDEX (ix_hits_site_session)
               WHERE
                 fp.site_id = ?
                 AND fp.type = 'pageview'
@@ -320,7 +320,7 @@ FROM
                 fp.site_id,
                 fp.session_id
               FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+                hits fp FORCE INDEX (ix_hits_site_session)
               WHERE
                 fp.site_id = ?
                 AND (

@@ -355,7 +355,7 @@ FROM
             fp.site_id,
             fp.session_id
           FROM
-            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+            hits fp FORCE INDEX (ix_hits_site_session)
           WHERE
             fp.site_id = ?
             AND fp.type = 'pageview'
@@ -371,7 +371,7 @@ FROM
             fp.site_id,
             fp.session_id
           FROM
-            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
+            hits fp FORCE INDEX (ix_hits_site_session)
           WHERE
             fp.site_id = ?
             AND (

@@ -23,12 +23,11 @@
 --   $21 = 2026-03-19T23:00:00.000Z
 --   $22 = 2026-03-19T23:00:00.000Z
 --   $23 = 2026-04-02T22:00:00.000Z
---   $24 = 7
---   $25 = "/pricing"
+--   $24 = "/pricing"
+--   $25 = 7
 --   $26 = 7
---   $27 = 7
---   $28 = 2026-03-19T23:00:00.000Z
---   $29 = 2026-04-02T22:00:00.000Z
+--   $27 = 2026-03-19T23:00:00.000Z
+--   $28 = 2026-04-02T22:00:00.000Z
 SELECT
   COALESCE(SUM(p.n), 0) AS `pageviews`
 FROM
@@ -150,18 +149,15 @@ FROM
       dirty_sessions q
       JOIN sessions qs ON qs.site_id = q.site_id
       AND qs.session_id = q.session_id
-      AND (
-        (`qs`.`site_id`, `qs`.`session_id`) IN (
-          SELECT
-            fp.site_id,
-            fp.session_id
-          FROM
-            hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-          WHERE
-            fp.site_id = ?
-            AND fp.type = 'pageview'
-            AND (`fp`.`step_key` = ?)
-        )
+      AND EXISTS (
+        SELECT
+          1
+        FROM
+          session_pages fs FORCE INDEX (ix_session_pages_session)
+        WHERE
+          fs.site_id = `qs`.`site_id`
+          AND fs.session_id = `qs`.`session_id`
+          AND `fs`.`page_key` = ?
       )
       STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
       AND h.session_id = `q`.`session_id`

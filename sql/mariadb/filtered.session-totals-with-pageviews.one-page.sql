@@ -31,12 +31,11 @@
 --   $29 = 2026-03-19T23:00:00.000Z
 --   $30 = 2026-03-19T23:00:00.000Z
 --   $31 = 2026-04-02T22:00:00.000Z
---   $32 = 7
---   $33 = "/pricing"
+--   $32 = "/pricing"
+--   $33 = 7
 --   $34 = 7
---   $35 = 7
---   $36 = 2026-03-19T23:00:00.000Z
---   $37 = 2026-04-02T22:00:00.000Z
+--   $35 = 2026-03-19T23:00:00.000Z
+--   $36 = 2026-04-02T22:00:00.000Z
 SELECT
   `t`.`sessions`,
   `t`.`bounces`,
@@ -190,18 +189,15 @@ FROM
           dirty_sessions q
           JOIN sessions qs ON qs.site_id = q.site_id
           AND qs.session_id = q.session_id
-          AND (
-            (`qs`.`site_id`, `qs`.`session_id`) IN (
-              SELECT
-                fp.site_id,
-                fp.session_id
-              FROM
-                hits fp FORCE INDEX (ix_hits_site_step, ix_hits_site_session)
-              WHERE
-                fp.site_id = ?
-                AND fp.type = 'pageview'
-                AND (`fp`.`step_key` = ?)
-            )
+          AND EXISTS (
+            SELECT
+              1
+            FROM
+              session_pages fs FORCE INDEX (ix_session_pages_session)
+            WHERE
+              fs.site_id = `qs`.`site_id`
+              AND fs.session_id = `qs`.`session_id`
+              AND `fs`.`page_key` = ?
           )
           STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?
           AND h.session_id = `q`.`session_id`

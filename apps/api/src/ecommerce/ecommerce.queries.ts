@@ -123,7 +123,7 @@ export const ecommerceStatements = {
         .whereRef('s.site_id', '=', 'q.site_id')
         .whereRef('s.session_id', '=', 'q.session_id')
         .where('q.site_id', '=', query.site.id)
-        .where(where.sessionsByKey(query, 's'))
+        .where(where.queuedSessions(query, 's'))
         .where(sql<SqlBool>`${lastOrder} < ${start}`);
       return d.builder
         .selectNoFrom(sql<Count>`(${withOrders}) + (${queuedEarlier})`.as('purchasing_sessions'))

@@ -30,5 +30,5 @@ export function conversionTail(
         sql``,
       )}
     FROM dirty_sessions q JOIN sessions s ON s.site_id = q.site_id AND s.session_id = q.session_id
-    WHERE q.site_id = ${query.site.id} AND ${where.sessions(query, 's')}`;
+    WHERE q.site_id = ${query.site.id} AND ${where.queuedSessions(query, 's')}`;
 }

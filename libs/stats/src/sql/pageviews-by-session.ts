@@ -6,7 +6,7 @@ import type { StatsQuery } from '../query/stats-query';
 import { bucketIndex } from './bucket-index';
 import { col } from './col';
 import { hitsOfSession } from '../conversions';
-import { andAlso, sessionSelected } from './session-filter';
+import { andAlso, queuedSessionSelected, sessionSelected } from './session-filter';
 import { sessionsSource } from './session-pages';
 import { where } from './where';
 import { isSecondsSum, SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
@@ -149,6 +149,8 @@ export function wholeSessionsPageviews(query: StatsQuery, s: string): RawBuilder
 export function pageviewsBeyondWholeSessions(d: SqlDialect, query: StatsQuery): RawBuilder<unknown> {
   const { endUtc } = query.range;
   const source = sessionsSource(query, 's');
+  // From session_pages its rows are the selected sessions; from sessions each queued one tested.
+  const queued = source.pages ? where.sessions(query, 's', source) : where.queuedSessions(query, 's');
   const throughHits = hitsThroughSessions(
     d,
     query,
@@ -158,7 +160,7 @@ export function pageviewsBeyondWholeSessions(d: SqlDialect, query: StatsQuery): 
   );
   return sql`SELECT ${negated('s', 'pageviews')} AS n FROM dirty_sessions q
     ${sql.raw(d.orderedJoin)} ${source.raw} ON s.site_id = q.site_id AND s.session_id = q.session_id
-    WHERE q.site_id = ${query.site.id} AND ${where.sessions(query, 's', source)} AND ${col('s', 'ended_at')} < ${endUtc}
+    WHERE q.site_id = ${query.site.id} AND ${queued} AND ${col('s', 'ended_at')} < ${endUtc}
     UNION ALL
     ${throughHits}`;
 }
@@ -253,7 +255,7 @@ function wholeSessionSumsByRollup(
     UNION ALL
     SELECT ${subtracted('qs')} FROM dirty_sessions q
     JOIN sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id
-    WHERE q.site_id = ${query.site.id} AND ${where.sessions(query, 'qs')} AND qs.ended_at < ${endUtc}`;
+    WHERE q.site_id = ${query.site.id} AND ${where.queuedSessions(query, 'qs')} AND qs.ended_at < ${endUtc}`;
 }
 
 /**
@@ -436,7 +438,7 @@ function throughSessions(
 ): RawBuilder<unknown> {
   const { startUtc } = query.range;
   const site = query.site.id;
-  const queuedSelected = sessionSelected(query, 'qs');
+  const queuedSelected = queuedSessionSelected(query, 'qs');
   // Unfiltered, a queued session without a row yet still counts (the raw LEFT JOIN); under
   // filters it belongs to no selected session.
   const queuedRow = queuedSelected === null ? sql`LEFT JOIN` : sql`JOIN`;

@@ -273,6 +273,22 @@ export function settledSessionSelected(scope: SessionScope, s: string): RawBuild
 }
 
 /**
+ * A queued session of sessions row `s` (dirty_sessions joined to sessions, so read by key) is
+ * selected, as the raw path selects it by its hits. Under `page==` paths or prefixes whose
+ * session_pages rows are current (sessionPagesPaths), its row there: no queued session lacks a
+ * row under them that its hits have (StatsRepository.pageRowsCurrent), and its rows were written
+ * with its row in `sessions`. Otherwise sessionSelected with each session's hits looked up by
+ * session (`bySession`). The queue holds the sessions of the hits imported since `aggregate` last
+ * ran, few beside the range's, where a page or goal condition may build the set of every session
+ * with a matching hit (at 10M pageviews under `page==/pricing`, some 700k sessions).
+ */
+export function queuedSessionSelected(scope: SessionScope, s: string): RawBuilder<SqlBool> | null {
+  return sessionPagesPaths(scope) === undefined
+    ? sessionSelected(scope, s, true)
+    : rowOfSelectedSession(scope, s);
+}
+
+/**
  * The selection over a rollup's `value` column, for the rollup of the one session attribute
  * every condition is on (decideTable picks the rollup only then).
  */

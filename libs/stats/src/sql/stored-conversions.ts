@@ -4,7 +4,7 @@ import type { SessionAttribute } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { settled } from './pageviews-by-session';
-import { andAlso, sessionSelected, settledSessionSelected, storedGoalExists } from './session-filter';
+import { andAlso, queuedSessionSelected, settledSessionSelected, storedGoalExists } from './session-filter';
 
 /** 1 where `condition` holds, else 0. */
 export const flag = (condition: RawBuilder<SqlBool>) => sql`CASE WHEN ${condition} THEN 1 ELSE 0 END`;
@@ -41,7 +41,7 @@ export interface ConversionRowShape {
  * row `s`) and over the queued sessions of the range that `queuedSelected` selects. A queued
  * session's row and stored goals may lag its hits, so each one counts as the raw path counts
  * it: converted by its hits stamped from the range start (sessionConverted, as
- * convertedSessionsTable), selected by its hits (sessionSelected).
+ * convertedSessionsTable), selected as the raw path selects it (queuedSessionSelected).
  */
 export function storedAndQueuedRows(
   query: StatsQuery,
@@ -113,6 +113,6 @@ export function storedConvertedRows(
     goals,
     { ...shape, session: false },
     settledRows,
-    sessionSelected(query, 's', true),
+    queuedSessionSelected(query, 's'),
   );
 }

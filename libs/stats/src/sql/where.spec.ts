@@ -11,14 +11,14 @@ function rendered(condition: ReturnType<typeof where.sessions>): string {
   return mariadbDialect.renderIndexHints(compiled).sql;
 }
 
-describe('where.sessionsByKey: few sessions, each read by key', () => {
-  const query = (filters: string, pageRowsCurrent?: boolean): StatsQuery => ({
-    site: { id: 7, timezone: 'UTC', currency: 'EUR', trackingMode: 'full' },
-    range: resolveRange({ from: '2026-03-20', to: '2026-04-02', siteTimezone: 'UTC', maxDays: 731 }),
-    filters: parseFilters(filters),
-    pageRowsCurrent,
-  });
+const query = (filters: string, pageRowsCurrent?: boolean): StatsQuery => ({
+  site: { id: 7, timezone: 'UTC', currency: 'EUR', trackingMode: 'full' },
+  range: resolveRange({ from: '2026-03-20', to: '2026-04-02', siteTimezone: 'UTC', maxDays: 731 }),
+  filters: parseFilters(filters),
+  pageRowsCurrent,
+});
 
+describe('where.sessionsByKey: few sessions, each read by key', () => {
   it("looks each session's row up in session_pages under page== rows that are current", () => {
     const text = rendered(where.sessionsByKey(query('page==/pricing;country==DE', true), 's'));
     expect(text).toContain(
@@ -41,5 +41,35 @@ describe('where.sessionsByKey: few sessions, each read by key', () => {
       const q = query(filters, current);
       expect(rendered(where.sessionsByKey(q, 's'))).toBe(rendered(where.sessions(q, 's')));
     }
+  });
+});
+
+describe('where.queuedSessions: the queued sessions, each tested by key', () => {
+  it("looks each session's row up in session_pages under page== rows that are current", () => {
+    const text = rendered(where.queuedSessions(query('page==/pricing', true), 'qs'));
+    expect(text).toContain(
+      'FROM session_pages fs FORCE INDEX (ix_session_pages_session) WHERE fs.site_id = `qs`.`site_id` AND fs.session_id = `qs`.`session_id` AND `fs`.`page_key` = ?',
+    );
+    expect(text).not.toContain('hits');
+  });
+
+  it("otherwise tests a page or goal condition on the session's own hits, by the session index alone", () => {
+    for (const filters of ['page==/pricing', 'page!=/pricing']) {
+      const text = rendered(where.queuedSessions(query(filters, false), 'qs'));
+      // The step index would let MariaDB build the set of every session with a hit of the path.
+      expect(text).toContain('FROM hits fp FORCE INDEX (ix_hits_site_session) WHERE fp.site_id = ?');
+      expect(text).not.toContain('session_pages');
+    }
+  });
+
+  it("tests conditions on attributes on the session's own columns, not through its combination", () => {
+    const text = rendered(where.queuedSessions(query('country==DE;device!=mobile'), 'qs'));
+    expect(text).toContain('AND ((`qs`.`country` IN (?)) AND NOT (`qs`.`device` IN (?))))');
+    expect(text).not.toContain('attributes_hash');
+  });
+
+  it('is the site and range alone without filters', () => {
+    const q = query('');
+    expect(rendered(where.queuedSessions(q, 'qs'))).toBe(rendered(where.sessions(q, 'qs')));
   });
 });

@@ -5,6 +5,7 @@ import { col } from './col';
 import {
   andAlso,
   combinationSelected,
+  queuedSessionSelected,
   rollupValueSelected,
   rowOfSelectedSession,
   selectsFewCombinations,
@@ -57,7 +58,7 @@ export const where = {
 
   /**
    * where.sessions for a statement that reads few sessions, each by key (the sessions of a
-   * range's orders, the queued ones): under `page==` paths or prefixes whose session_pages rows
+   * range's orders; the queued ones: where.queuedSessions): under `page==` paths or prefixes whose session_pages rows
    * are current (sessionPagesPaths), each session's row there looked up by session
    * (rowOfSelectedSession, as where.orders tests an order's session), where the condition on its
    * hits may build the set of every session with a pageview of the path (at 10M pageviews under
@@ -67,6 +68,16 @@ export const where = {
   sessionsByKey(query: StatsQuery, alias = 's'): Expression<SqlBool> {
     if (sessionPagesPaths(query) === undefined) return where.sessions(query, alias);
     return sql<SqlBool>`(${where.sessions({ ...query, filters: [] }, alias)} AND ${rowOfSelectedSession(query, alias)})`;
+  },
+
+  /**
+   * where.sessions for the queued sessions, read by key from dirty_sessions: the site, the range,
+   * and the filters tested on each one (queuedSessionSelected).
+   */
+  queuedSessions(query: StatsQuery, alias = 'qs'): Expression<SqlBool> {
+    const ofRange = where.sessions({ ...query, filters: [] }, alias);
+    const selected = queuedSessionSelected(query, alias);
+    return selected === null ? ofRange : sql<SqlBool>`(${ofRange} AND ${selected})`;
   },
 
   hits(query: StatsQuery, alias = 'h', type?: HitType): Expression<SqlBool> {
