@@ -256,6 +256,34 @@ describe(EcommerceController.name, () => {
     ]);
   });
 
+  it('counts the purchasing sessions under a page condition by the start of each selected session', async () => {
+    // page==/cart selects S1, S2 and S10, which started in the range. S1 (ord-1) and S10 (ord-11,
+    // stamped after the range but at or after its start) purchased; S2 only repeated ord-1.
+    const range = await get(
+      `/api/v1/sites/${shop}/ecommerce?${RANGE}&filters=${encodeURIComponent('page==/cart')}`,
+    );
+    expect(range.status).toBe(200);
+    // 2 / 3 = 66.67 %.
+    expect(range.body.data).toMatchObject({
+      revenue: 30,
+      orders: 1,
+      purchasing_sessions: 2,
+      conversion_rate: 66.67,
+    });
+    // On April 1st ord-11 counts by its own ts, but S10 started on March 31st: no session of the
+    // day is selected, so none purchased.
+    const day = await get(
+      `/api/v1/sites/${shop}/ecommerce?from=2026-04-01&to=2026-04-01&filters=${encodeURIComponent('page==/cart')}`,
+    );
+    expect(day.status).toBe(200);
+    expect(day.body.data).toMatchObject({
+      revenue: 3,
+      orders: 1,
+      purchasing_sessions: 0,
+      conversion_rate: 0,
+    });
+  });
+
   it('answers zeros and one zero entry per day for a range without orders or sessions', async () => {
     const res = await get(`/api/v1/sites/${shop}/ecommerce?from=2025-12-30&to=2026-01-01`);
     expect(res.status).toBe(200);

@@ -3,14 +3,13 @@
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
 --   $3 = 7
---   $4 = 7
---   $5 = 2026-03-19T23:00:00.000Z
---   $6 = 2026-04-02T22:00:00.000Z
+--   $4 = 2026-03-19T23:00:00.000Z
+--   $5 = 2026-04-02T22:00:00.000Z
+--   $6 = 7
 --   $7 = 7
---   $8 = 7
---   $9 = 2026-03-19T23:00:00.000Z
---   $10 = 2026-04-02T22:00:00.000Z
---   $11 = 2026-03-19T23:00:00.000Z
+--   $8 = 2026-03-19T23:00:00.000Z
+--   $9 = 2026-04-02T22:00:00.000Z
+--   $10 = 2026-03-19T23:00:00.000Z
 SELECT
   (
     (
@@ -19,6 +18,7 @@ SELECT
       FROM
         (
           SELECT DISTINCT
+            po.site_id,
             po.session_id
           FROM
             orders po
@@ -26,7 +26,7 @@ SELECT
             po.site_id = ?
             AND po.ts >= ?
         ) AS `po`
-        INNER JOIN `sessions` AS `s` ON s.site_id = ?
+        INNER JOIN `sessions` AS `s` ON s.site_id = po.site_id
         AND s.session_id = po.session_id
       WHERE
         (

@@ -2,17 +2,15 @@
 -- parameters:
 --   $1 = 7
 --   $2 = 2026-03-19T23:00:00.000Z
---   $3 = 7
---   $4 = 7
---   $5 = 2026-03-19T23:00:00.000Z
---   $6 = 2026-04-02T22:00:00.000Z
---   $7 = "/pricing"
---   $8 = 7
---   $9 = 7
---   $10 = 2026-03-19T23:00:00.000Z
---   $11 = 2026-04-02T22:00:00.000Z
---   $12 = "/pricing"
---   $13 = 2026-03-19T23:00:00.000Z
+--   $3 = 2026-03-19T23:00:00.000Z
+--   $4 = 2026-04-02T22:00:00.000Z
+--   $5 = "/pricing"
+--   $6 = 7
+--   $7 = 7
+--   $8 = 2026-03-19T23:00:00.000Z
+--   $9 = 2026-04-02T22:00:00.000Z
+--   $10 = "/pricing"
+--   $11 = 2026-03-19T23:00:00.000Z
 SELECT
   (
     (
@@ -21,6 +19,7 @@ SELECT
       FROM
         (
           SELECT DISTINCT
+            po.site_id,
             po.session_id
           FROM
             orders po
@@ -28,25 +27,18 @@ SELECT
             po.site_id = ?
             AND po.ts >= ?
         ) AS `po`
-        INNER JOIN `sessions` AS `s` ON s.site_id = ?
-        AND s.session_id = po.session_id
       WHERE
-        (
-          (
-            `s`.`site_id` = ?
-            AND `s`.`started_at` >= ?
-            AND `s`.`started_at` < ?
-          )
-          AND EXISTS (
-            SELECT
-              1
-            FROM
-              session_pages fs FORCE INDEX (ix_session_pages_session)
-            WHERE
-              fs.site_id = `s`.`site_id`
-              AND fs.session_id = `s`.`session_id`
-              AND `fs`.`page_key` = ?
-          )
+        EXISTS (
+          SELECT
+            1
+          FROM
+            session_pages fs FORCE INDEX (ix_session_pages_session)
+          WHERE
+            fs.site_id = `po`.`site_id`
+            AND fs.session_id = `po`.`session_id`
+            AND fs.started_at >= ?
+            AND fs.started_at < ?
+            AND `fs`.`page_key` = ?
         )
     )
   ) + (

@@ -104,14 +104,20 @@ export const ecommerceStatements = {
   purchasingSessionsByOrders(query: StatsQuery): ReportStatement<{ purchasing_sessions: Count }> {
     return (d) => {
       const start = query.range.startUtc;
-      const ordered = sql`SELECT DISTINCT po.session_id FROM orders po WHERE po.site_id = ${query.site.id} AND po.ts >= ${start}`;
-      const withOrders = d.builder
-        .selectFrom(sql`(${ordered})`.as('po'))
-        .innerJoin('sessions as s', (join) =>
-          join.on(sql<SqlBool>`s.site_id = ${query.site.id} AND s.session_id = po.session_id`),
-        )
-        .select(sql<Count>`COUNT(*)`.as('n'))
-        .where(where.sessionsByKey(query, 's'));
+      const ordered = sql`SELECT DISTINCT po.site_id, po.session_id FROM orders po WHERE po.site_id = ${query.site.id} AND po.ts >= ${start}`;
+      const orderedSessions = d.builder.selectFrom(sql`(${ordered})`.as('po'));
+      // Under page== rows that are current each session's row there answers alone (its start
+      // and the conditions); otherwise each session's row is read by key and tested.
+      const byPageRow = where.sessionOfRowByKey(query, 'po');
+      const withOrders =
+        byPageRow === undefined
+          ? orderedSessions
+              .innerJoin('sessions as s', (join) =>
+                join.on(sql<SqlBool>`s.site_id = po.site_id AND s.session_id = po.session_id`),
+              )
+              .select(sql<Count>`COUNT(*)`.as('n'))
+              .where(where.sessions(query, 's'))
+          : orderedSessions.select(sql<Count>`COUNT(*)`.as('n')).where(byPageRow);
       // The queued sessions are few: the join starts from them (CROSS JOIN keeps that order on
       // SQLite, whose planner would otherwise walk the range's sessions and scan the orders of
       // the range for each), and a session's last order is one lookup by session.

@@ -247,17 +247,34 @@ export function rowOfSelectedSession(
   bySession = false,
 ): RawBuilder<SqlBool> | null {
   if (scope.filters.length === 0) return null;
-  const page = sessionPageRows(scope);
-  if (page !== undefined && page.endpoint === undefined) {
-    // The session's row (rows, under a prefix or several values) under the condition's values
-    // (session-pages.ts), through SESSION_PAGES_BY_SESSION (which holds page_key) whatever the
-    // statistics say: the key's (site, page_key) prefix would read every row of the path for
-    // each session. Not for an entry or exit page condition (sessionPageRows): its test of the
-    // session's row is a look-up too, by key.
-    const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
-    return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')} AND ${pageKeyUnderAny('fs', page.values)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
-  }
+  const pageRow = pageRowOfSession(scope, row);
+  if (pageRow !== undefined) return pageRow;
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
+}
+
+/**
+ * Under `page==` paths or prefixes whose session_pages rows are current (sessionPagesPaths): the
+ * session of row `row` (which carries site_id and session_id) has a row there under them, with the
+ * attributes the conditions beside select, and, given `startedIn`, a start in that interval (the
+ * session's start: `aggregate` writes a session's rows there with its row). Undefined otherwise.
+ * The row is looked up through SESSION_PAGES_BY_SESSION (which holds page_key) whatever the
+ * statistics say: the key's (site, page_key) prefix would read every row of the path for each
+ * session. Not for an entry or exit page condition (sessionPageRows): its test of the session's
+ * row is a look-up too, by key.
+ */
+export function pageRowOfSession(
+  scope: SessionScope,
+  row: string,
+  startedIn?: { startUtc: Date; endUtc: Date },
+): RawBuilder<SqlBool> | undefined {
+  const page = sessionPageRows(scope);
+  if (page === undefined || page.endpoint !== undefined) return undefined;
+  const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
+  const started =
+    startedIn === undefined
+      ? sql``
+      : sql` AND fs.started_at >= ${startedIn.startUtc} AND fs.started_at < ${startedIn.endUtc}`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${started} AND ${pageKeyUnderAny('fs', page.values)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
 }
 
 /**

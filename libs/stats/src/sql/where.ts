@@ -5,6 +5,7 @@ import { col } from './col';
 import {
   andAlso,
   combinationSelected,
+  pageRowOfSession,
   queuedSessionSelected,
   rollupValueSelected,
   rowOfSelectedSession,
@@ -57,17 +58,18 @@ export const where = {
   },
 
   /**
-   * where.sessions for a statement that reads few sessions, each by key (the sessions of a
-   * range's orders; the queued ones: where.queuedSessions): under `page==` paths or prefixes whose session_pages rows
-   * are current (sessionPagesPaths), each session's row there looked up by session
-   * (rowOfSelectedSession, as where.orders tests an order's session), where the condition on its
-   * hits may build the set of every session with a pageview of the path (at 10M pageviews under
-   * `page==/pricing`, some 700k sessions, for the 84,561 sessions of the range's orders).
-   * Otherwise where.sessions.
+   * Rows `alias` that carry a session's key (site_id, session_id; the sessions of a range's
+   * orders), few beside the range's sessions, whose session started in the range and is
+   * selected, when session_pages alone can tell: under `page==` paths or prefixes whose rows are
+   * current, the session's row there, looked up by session (pageRowOfSession), where the
+   * condition on the hits may build the set of every session with a pageview of the path (at 10M
+   * pageviews under `page==/pricing`, some 700k sessions, for the 84,561 sessions of the range's
+   * orders), and the session's own row is not read. Undefined otherwise: the caller reads each
+   * session's row by key and tests it with where.sessions.
    */
-  sessionsByKey(query: StatsQuery, alias = 's'): Expression<SqlBool> {
-    if (sessionPagesPaths(query) === undefined) return where.sessions(query, alias);
-    return sql<SqlBool>`(${where.sessions({ ...query, filters: [] }, alias)} AND ${rowOfSelectedSession(query, alias)})`;
+  sessionOfRowByKey(query: StatsQuery, alias: string): Expression<SqlBool> | undefined {
+    if (sessionPagesPaths(query) === undefined) return undefined;
+    return pageRowOfSession(query, alias, query.range);
   },
 
   /**
