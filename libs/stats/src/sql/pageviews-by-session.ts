@@ -7,7 +7,7 @@ import { bucketIndex } from './bucket-index';
 import { col } from './col';
 import { hitsOfSession } from '../conversions';
 import { andAlso, queuedSessionSelected, sessionSelected } from './session-filter';
-import { sessionsSource } from './session-pages';
+import { sessionsSource, settledSessionsScope } from './session-pages';
 import { where } from './where';
 import { isSecondsSum, SESSION_ENGAGEMENT_COLUMNS } from './session-engagement';
 import { decideTable, eventBucketsMayAnswer } from '../plan/table-decider';
@@ -56,7 +56,10 @@ export function pageviewsBySession(
   const value = (s: string) => attributeOrMissing(dimension!, col(s, dimension!));
   const attribute = (s: string) =>
     dimension === undefined ? sql`` : sql`${value(s)} AS ${sql.ref(dimension)}, `;
-  const source = sessionsSource(query, 's');
+  // The whole sessions are settled ones: from session_pages under a page condition whatever the
+  // queue holds (settledSessionsScope).
+  const settledQuery = settledSessionsScope(query);
+  const source = sessionsSource(settledQuery, 's');
   const throughHits = hitsThroughSessions(
     d,
     query,
@@ -65,7 +68,7 @@ export function pageviewsBySession(
     // Without buckets, a session that is not whole runs past the range's end.
     buckets === undefined ? sql`NOT ${whole('s')}${crossing(query, 's', endUtc)}` : sql`NOT ${whole('s')}`,
   );
-  const wholeWhere = sql`${where.sessions(query, 's', source)} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}`;
+  const wholeWhere = sql`${where.sessions(settledQuery, 's', source)} AND s.pageviews > 0 AND ${whole('s')} AND ${settled('s')}`;
   if (dimension !== undefined && !testsHitsOfSessions(query, source)) {
     // By value (and report bucket): each part summed by both before the union, a row of each
     // group at its earliest time (in the same bucket). MariaDB materialises the union with the
@@ -281,7 +284,9 @@ export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): R
     ]);
   const stored = pageviewRollupMetrics('s');
   const counted = pageviewMetrics('h');
-  const source = sessionsSource(query, 's');
+  // Settled sessions only: from session_pages under a page condition whatever the queue holds.
+  const settledQuery = settledSessionsScope(query);
+  const source = sessionsSource(settledQuery, 's');
   const wholeSessions = attributeRollupAnswers(query)
     ? sql`SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
       FROM (${wholeSessionSumsByRollup(
@@ -291,7 +296,7 @@ export function pageviewEngagementBySession(d: SqlDialect, query: StatsQuery): R
       )}) s`
     : sql`SELECT ${row(stored.timeOnPageSum, stored.timedPageviews, scrollDepthRollupCounts('s'))}
       FROM ${source.raw}
-      WHERE ${where.sessions(query, 's', source)} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}`;
+      WHERE ${where.sessions(settledQuery, 's', source)} AND s.pageviews > 0 AND ${whole} AND ${settled('s')}`;
   return sql`(
     ${wholeSessions}
     UNION ALL
@@ -381,7 +386,9 @@ export function eventsThroughSessions(d: SqlDialect, query: StatsQuery): RawBuil
   // From session_pages, whose rows hold `events`; the sessions index the combinations are read
   // through does not, and a look-up of each row for it cost more than the probe it saves (at 10M
   // under country==US, 4.5 -> 9.0 s).
-  const allEvents = sessionsSource(query, 's').pages ? sql` WHEN b.hits = s.events THEN 1` : sql``;
+  const allEvents = sessionsSource(settledSessionsScope(query), 's').pages
+    ? sql` WHEN b.hits = s.events THEN 1`
+    : sql``;
   // A bucket that starts at or before the session's start is its first (every hit of a settled
   // session is stamped at or after its start): no earlier bucket to look up. At 1M pageviews
   // under page==/pricing, 52k of the 73k rows were looked up, 21k with this.
@@ -442,9 +449,10 @@ function throughSessions(
   // Unfiltered, a queued session without a row yet still counts (the raw LEFT JOIN); under
   // filters it belongs to no selected session.
   const queuedRow = queuedSelected === null ? sql`LEFT JOIN` : sql`JOIN`;
-  // The settled sessions from session_pages where it answers (sessionsSource); the queued ones
-  // are tested against their hits as they are now.
-  const source = sessionsSource(query, 's');
+  // The settled sessions from session_pages where it answers (sessionsSource), whatever the queue
+  // holds (settledSessionsScope); the queued ones are tested against their hits as they are now.
+  const settledQuery = settledSessionsScope(query);
+  const source = sessionsSource(settledQuery, 's');
   // A settled session without pageviews (events) holds none to read. Its count of events is
   // tested only on session_pages rows: the sessions index the combinations are read through
   // lacks it (see eventsThroughSessions).
@@ -454,7 +462,7 @@ function throughSessions(
   const grouped = (rows: SessionRows) =>
     rows.groupBy === undefined ? sql`` : sql` GROUP BY ${rows.groupBy}`;
   return sql`SELECT ${settledRows.columns('s')} FROM ${source.raw} ${settledRows.join('s')}
-      WHERE ${where.sessions(query, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${settledRows.where}${grouped(settledRows)}
+      WHERE ${where.sessions(settledQuery, 's', source)}${holds} AND ${ofRange} AND ${settled('s')} AND ${settledRows.where}${grouped(settledRows)}
     UNION ALL
     SELECT ${settledRows.columns('s')} FROM ${source.raw} ${settledRows.join('s')}
       WHERE s.site_id = ${site} AND s.started_at < ${startUtc} AND s.ended_at >= ${startUtc}${crossing(query, 's', startUtc)}${holds}${andAlso(selectedBefore)} AND ${settled('s')} AND ${settledRows.where}${grouped(settledRows)}

@@ -313,6 +313,18 @@ export function pageKeyUnderAny(alias: string, values: readonly FilterValue[]): 
 }
 
 /**
+ * `scope` for what reads settled sessions only (not queued in dirty_sessions: `settled` in
+ * pageviews-by-session.ts): their session_pages rows are current whatever the queue holds. A
+ * session's rows are written with its row, and only a queued session can have gained a path
+ * since; `pageRowsCurrent` is false when one has (or past PAGE_CHECK_QUEUE queued sessions, which
+ * the check does not read). So under such a `page==` condition the rows still answer for the
+ * settled sessions, and only the queued ones need their hits tested (queuedSessionSelected).
+ */
+export function settledSessionsScope<T extends SessionScope>(scope: T): T {
+  return scope.pageRowsCurrent === false ? { ...scope, pageRowsCurrent: true } : scope;
+}
+
+/**
  * The session_pages rows that are the sessions `scope` selects (PageRows), or undefined: not on
  * the raw path, and for `page==` only while its rows are current (`pageRowsCurrent`). An entry or
  * exit page condition needs no such check: it tests the session's row, not its hits, and a

@@ -4,6 +4,7 @@ import type { SessionAttribute } from '../definitions';
 import type { StatsQuery } from '../query/stats-query';
 import { col } from './col';
 import { settled } from './pageviews-by-session';
+import { settledSessionsScope } from './session-pages';
 import { andAlso, queuedSessionSelected, settledSessionSelected, storedGoalExists } from './session-filter';
 
 /** 1 where `condition` holds, else 0. */
@@ -107,7 +108,7 @@ export function storedConvertedRows(
   })}
     FROM session_goals b ${sql.raw(orderedJoin)} sessions s ON s.site_id = b.site_id AND s.session_id = b.session_id
     WHERE b.site_id = ${query.site.id} AND ${rangeStarts(query, 'b')} AND ${rangeStarts(query)}
-      AND ${settled('s')}${andAlso(settledSessionSelected(query, 's'))}`;
+      AND ${settled('s')}${andAlso(settledSessionSelected(settledSessionsScope(query), 's'))}`;
   return storedAndQueuedRows(
     query,
     goals,
