@@ -633,3 +633,56 @@ export async function writeLiveSlice(
   await writeFile(dest, lines.length > 0 ? `${lines.join('\n')}\n` : '');
   return { file: dest, lines: lines.length };
 }
+
+/** How many sessions a queued slice gives a late pageview (writeQueuedSlice). */
+export const QUEUED_SESSIONS = 50;
+
+/**
+ * The rows timed "queued" (Endpoint.queued) are timed after `import` of a queued slice and before
+ * `aggregate`: for up to QUEUED_SESSIONS sessions of the big site in `sourceFile` (`hour.ndjson`,
+ * derived by the run's "one more hour") without a pageview of `page` there, one late pageview of
+ * `page`, stamped at the session's last hit there, with its attributes and a new hit id (`tag`).
+ * Those sessions are then queued in dirty_sessions and have gained the page since they were
+ * derived, as happens to a popular page between an import and the next `aggregate`: reports under
+ * `page==` it cannot take every session from session_pages (docs/decisions/filters.md, "The
+ * minutes after an import").
+ */
+export async function writeQueuedSlice(
+  sourceFile: string,
+  dest: string,
+  slice: { bigSiteId: number; page: string; tag: string },
+): Promise<LiveSlice> {
+  const last = new Map<string, Record<string, unknown>>();
+  const withPage = new Set<string>();
+  for (const line of (await readFile(sourceFile, 'utf8')).split('\n')) {
+    if (line === '') continue;
+    const hit = JSON.parse(line) as Record<string, unknown>;
+    if (hit.site_id !== slice.bigSiteId) continue;
+    const session = String(hit.session_id);
+    if (hit.type === 'pageview' && hit.path === slice.page) withPage.add(session);
+    const seen = last.get(session);
+    if (seen === undefined || Date.parse(String(hit.ts)) >= Date.parse(String(seen.ts)))
+      last.set(session, hit);
+  }
+  const lines = [...last.values()]
+    .filter((hit) => !withPage.has(String(hit.session_id)))
+    .slice(0, QUEUED_SESSIONS)
+    .map((hit) =>
+      JSON.stringify({
+        id: `${String(hit.id)}${slice.tag}`,
+        ts: hit.ts,
+        site_id: hit.site_id,
+        session_id: hit.session_id,
+        visitor_id: hit.visitor_id,
+        channel: hit.channel,
+        source: hit.source,
+        country: hit.country,
+        device: hit.device,
+        browser: hit.browser,
+        type: 'pageview',
+        path: slice.page,
+      }),
+    );
+  await writeFile(dest, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+  return { file: dest, lines: lines.length };
+}
