@@ -181,6 +181,24 @@ describe('Rollup path = raw path (parity)', () => {
   };
 
   /**
+   * Breakdown-timeseries of `scoped` for each of `metrics` by `dimension` and day (top 3) through
+   * HTTP equals its raw computation.
+   */
+  async function expectBreakdownsAgree(
+    site: SiteContext,
+    scoped: { from: string; to: string; timezone?: string; filters?: string },
+    metrics: ReadonlyArray<'sessions' | 'pageviews' | 'bounce_rate' | 'conv_rate' | 'revenue'>,
+    dimension: 'country' | 'channel',
+  ): Promise<void> {
+    for (const metric of metrics) {
+      const breakdown = { ...scoped, metric, dimension, interval: 'day' as const, limit: 3 };
+      expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
+        plain(await app.get(BreakdownService).report(await rawQuery(site, scoped), breakdown)),
+      );
+    }
+  }
+
+  /**
    * Overview (with each `compare`), engagement, conversions, e-commerce, events and funnel of
    * `scoped` (a range, maybe filters) through HTTP equal their raw computation.
    */
@@ -321,13 +339,13 @@ describe('Rollup path = raw path (parity)', () => {
           expect(plain(await app.get(EngagementService).report(unlisted))).toEqual(
             plain(await app.get(EngagementService).report(await rawQuery(site, scoped))),
           );
-          for (const metric of ['sessions', 'bounce_rate', 'conv_rate', 'pageviews', 'revenue'] as const) {
-            for (const dimension of ['country', 'channel'] as const) {
-              const breakdown = { ...scoped, metric, dimension, interval: 'day' as const, limit: 3 };
-              expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
-                plain(await app.get(BreakdownService).report(await rawQuery(site, scoped), breakdown)),
-              );
-            }
+          for (const dimension of ['country', 'channel'] as const) {
+            await expectBreakdownsAgree(
+              site,
+              scoped,
+              ['sessions', 'bounce_rate', 'conv_rate', 'pageviews', 'revenue'],
+              dimension,
+            );
           }
         }
       }
@@ -548,30 +566,24 @@ describe('Rollup path = raw path (parity)', () => {
     // A fifth of the sessions queued: some path has been gained by one of them. The settled
     // sessions are still read from session_pages (settledSessionsScope), the queued ones tested.
     expect(stale.length).toBeGreaterThan(0);
-    const staleBreakdownsAgree = async (
-      site: SiteContext,
-      scoped: { from: string; to: string; filters: string },
-    ) => {
-      for (const metric of ['pageviews', 'conv_rate', 'sessions'] as const) {
-        const breakdown = {
-          ...scoped,
-          metric,
-          dimension: 'channel' as const,
-          interval: 'day' as const,
-          limit: 3,
-        };
-        expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
-          plain(await app.get(BreakdownService).report(await rawQuery(site, scoped), breakdown)),
-        );
-      }
-    };
     await expectReportsAgree(stale[0][0], { ...RANGES[0], filters: `page==${stale[0][1]}` }, [
       'previous_period',
     ]);
-    await staleBreakdownsAgree(stale[0][0], { ...RANGES[0], filters: `page==${stale[0][1]}` });
+    const staleMetrics = ['pageviews', 'conv_rate', 'sessions'] as const;
+    await expectBreakdownsAgree(
+      stale[0][0],
+      { ...RANGES[0], filters: `page==${stale[0][1]}` },
+      staleMetrics,
+      'channel',
+    );
     for (const [site, prefix] of stalePrefixes.slice(0, 1)) {
       await expectReportsAgree(site, { ...RANGES[0], filters: `page==${prefix}` }, ['previous_period']);
-      await staleBreakdownsAgree(site, { ...RANGES[0], filters: `page==${prefix}` });
+      await expectBreakdownsAgree(
+        site,
+        { ...RANGES[0], filters: `page==${prefix}` },
+        staleMetrics,
+        'channel',
+      );
     }
 
     await env.aggregate();
@@ -678,18 +690,12 @@ describe('Rollup path = raw path (parity)', () => {
             : undefined;
           expect({ zone: ZONES[i], keys: parsed.pageKeys }).toEqual({ zone: ZONES[i], keys: under });
           await expectReportsAgree(site, scoped, ['previous_period']);
-          for (const metric of ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'] as const) {
-            const breakdown = {
-              ...scoped,
-              metric,
-              dimension: 'country' as const,
-              interval: 'day' as const,
-              limit: 3,
-            };
-            expect(await viaHttp(site, '/analytics/breakdown-timeseries', breakdown)).toEqual(
-              plain(await app.get(BreakdownService).report(await rawQuery(site, scoped), breakdown)),
-            );
-          }
+          await expectBreakdownsAgree(
+            site,
+            scoped,
+            ['sessions', 'pageviews', 'bounce_rate', 'conv_rate', 'revenue'],
+            'country',
+          );
         }
       }
     }

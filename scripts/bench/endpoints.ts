@@ -167,6 +167,16 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
         app.get(BreakdownService).report(q, dto),
     },
   };
+  const eventsUnderPricing: Endpoint = {
+    name: 'events ⟨page⟩',
+    route: '/api/v1/sites/{id}/events',
+    params: dated(() => ({ limit: '25', filters: 'page==/pricing' })),
+    raw: {
+      dto: EventsQueryDto,
+      run: (app, q, dto: EventsQueryDto) => app.get(EventsService).report(q, dto),
+    },
+    target: 'filter-page',
+  };
   const countries = ['US', 'DE|FR', 'GB'];
   const onePost = (n: number) => `page==/blog/post-${10 + ((n * 37) % 100)}`;
   return [
@@ -267,16 +277,7 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
       target: 'filter-page',
     },
-    {
-      name: 'events ⟨page⟩',
-      route: '/api/v1/sites/{id}/events',
-      params: dated(() => ({ limit: '25', filters: 'page==/pricing' })),
-      raw: {
-        dto: EventsQueryDto,
-        run: (app, q, dto: EventsQueryDto) => app.get(EventsService).report(q, dto),
-      },
-      target: 'filter-page',
-    },
+    eventsUnderPricing,
     {
       name: 'conversions ⟨goal⟩',
       route: '/api/v1/sites/{id}/conversions',
@@ -296,8 +297,8 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       },
       target: 'filter-page',
     },
-    // Last: the same page condition between an import that gave derived sessions `/pricing` and
-    // the next `aggregate` (run.ts aggregates after them).
+    // After the other filtered rows: the same page condition between an import that gave
+    // derived sessions `/pricing` and the next `aggregate` (run.ts aggregates after them).
     {
       ...overview,
       name: 'overview ⟨page, queued⟩',
@@ -318,17 +319,7 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       target: 'filter-page',
       queued: true,
     },
-    {
-      name: 'events ⟨page, queued⟩',
-      route: '/api/v1/sites/{id}/events',
-      params: dated(() => ({ limit: '25', filters: 'page==/pricing' })),
-      raw: {
-        dto: EventsQueryDto,
-        run: (app, q, dto: EventsQueryDto) => app.get(EventsService).report(q, dto),
-      },
-      target: 'filter-page',
-      queued: true,
-    },
+    { ...eventsUnderPricing, name: 'events ⟨page, queued⟩', queued: true },
   ];
 }
 

@@ -616,10 +616,11 @@ export async function runBench(overrides: Partial<BenchOptions> = {}): Promise<B
       );
     };
 
-    // The rows timed queued (the last ones): before the first, late `/pricing` pageviews of derived
-    // sessions in `hour.ndjson` imported and not aggregated (writeQueuedSlice); after the last,
-    // `aggregate`, so that every later phase reads aggregated data again. Unique hit ids each run,
-    // so a --reuse run queues sessions too (its big site then holds 50 more pageviews each time).
+    // The rows timed queued (after the other filtered ones): before the first, late `/pricing`
+    // pageviews of derived sessions in `hour.ndjson` imported and not aggregated
+    // (writeQueuedSlice); after the loop, `aggregate`, so that every later phase reads aggregated
+    // data again. Unique hit ids each run, so a --reuse run queues sessions too (its big site then
+    // holds 50 more pageviews each time).
     let queuedImported = false;
     let queuedTried = false;
     const goQueued = async (): Promise<void> => {
