@@ -252,6 +252,7 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   ]),
   'ecommerce.revenue-by-day': ecommerceStatements.revenueByDay(query),
   'ecommerce.revenue-by-day.raw': ecommerceStatements.revenueByDay(raw),
+  'filtered.ecommerce.order-totals-by-day.one-page': ecommerceStatements.orderTotalsByDay(onePage),
 };
 
 const ENGINES: Array<{ dir: string; dialect: SqlDialect; formatterLanguage: 'mariadb' }> = [

@@ -245,7 +245,20 @@ describe(EcommerceController.name, () => {
       `/api/v1/sites/${shop}/ecommerce?${RANGE}&filters=${encodeURIComponent('page!=/cart')}`,
     );
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ revenue: 44.25, orders: 5 });
+    // Local days (Berlin): ord-2 on the 28th; ord-9, ord-10 (00:30) and ord-5 (23:59:59.999) on
+    // the 29th; ord-6 (00:30) on the 31st. Items: 2 + 1 + 1 + 0 + 6.
+    expect(res.body.data).toMatchObject({
+      revenue: 44.25,
+      orders: 5,
+      average_order_value: 8.85,
+      items_sold: 10,
+      revenue_by_day: [
+        { date: '2026-03-28', revenue: 10, orders: 1 },
+        { date: '2026-03-29', revenue: 19.25, orders: 3 },
+        { date: '2026-03-30', revenue: 0, orders: 0 },
+        { date: '2026-03-31', revenue: 15, orders: 1 },
+      ],
+    });
     expect(res.body.data.top_products).toEqual([
       { sku: 'E', name: 'Eraser', quantity: 6, revenue: 15, orders: 1 },
       // ord-9 and ord-10 at one instant: ord-9 was imported first.
@@ -282,6 +295,28 @@ describe(EcommerceController.name, () => {
       purchasing_sessions: 0,
       conversion_rate: 0,
     });
+  });
+
+  it('answers zeros under a page condition no session meets', async () => {
+    const res = await get(
+      `/api/v1/sites/${shop}/ecommerce?${RANGE}&filters=${encodeURIComponent('page==/nowhere')}`,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      revenue: 0,
+      orders: 0,
+      average_order_value: 0,
+      items_sold: 0,
+      purchasing_sessions: 0,
+      top_products: [],
+    });
+    expect(res.body.data.revenue_by_day).toEqual(
+      ['2026-03-28', '2026-03-29', '2026-03-30', '2026-03-31'].map((date) => ({
+        date,
+        revenue: 0,
+        orders: 0,
+      })),
+    );
   });
 
   it('answers zeros and one zero entry per day for a range without orders or sessions', async () => {

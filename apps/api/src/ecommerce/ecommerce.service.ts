@@ -9,11 +9,10 @@ export class EcommerceService {
   constructor(private readonly queries: EcommerceQueries) {}
 
   async report(query: StatsQuery, params: Pick<EcommerceQueryDto, 'limit'>): Promise<EcommerceResponseDto> {
-    const [totals, purchasing, products, days] = await Promise.all([
-      this.queries.orderTotals(query),
+    const [{ totals, days }, purchasing, products] = await Promise.all([
+      this.queries.totalsAndDays(query),
       this.queries.purchasingSessions(query),
       this.queries.topProducts(query, params.limit),
-      this.queries.revenueByDay(query),
     ]);
     const orders = Number(totals.orders);
     const sessions = Number(purchasing.sessions);
