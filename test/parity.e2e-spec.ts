@@ -645,6 +645,25 @@ describe('Rollup path = raw path (parity)', () => {
     );
     expect(kept).toHaveLength(Number(n));
     expect(new Set(kept.map((r) => r.page_key))).toEqual(new Set(PATHS));
+    // The page event rollups `aggregate` kept through the late hits (sessions gaining paths and
+    // event buckets) are those the migration fills from session_pages and session_event_buckets.
+    const pageEventRows = async () => ({
+      rollups: plain(
+        await env.ds.query(
+          'SELECT site_id, page_key, bucket, name, occurrences, sessions FROM page_event_rollups ORDER BY site_id, page_key, bucket, name',
+        ),
+      ) as unknown[],
+      links: plain(
+        await env.ds.query(
+          'SELECT site_id, page_key, to_bucket, name, from_bucket, sessions FROM page_event_links ORDER BY site_id, page_key, to_bucket, name, from_bucket',
+        ),
+      ) as unknown[],
+    });
+    const keptEvents = await pageEventRows();
+    expect(keptEvents.rollups.length).toBeGreaterThan(0);
+    expect(keptEvents.links.length).toBeGreaterThan(0);
+    await env.migrateAgainFrom(/PageEventRollups1769200000000$/);
+    expect(await pageEventRows()).toEqual(keptEvents);
     // The migration that adds prior_page_key empties the table and fills it again.
     await env.ds.query('DELETE FROM session_pages WHERE page_key = ?', ['/pricing']);
     await env.migrateAgainFrom(/SessionPagePriors1768800000000$/);

@@ -432,6 +432,9 @@ export interface StatsDatabase {
   /** event_rollups by the site's local day, and the event_links between two days (migration 1766500000000). */
   event_day_rollups: EventRollupsTable;
   event_day_links: EventLinksTable;
+  /** event_rollups and event_links once for each page key, over its sessions (migration 1769200000000). */
+  page_event_rollups: EventRollupsTable & { page_key: string };
+  page_event_links: EventLinksTable & { page_key: string };
   session_goals: SessionGoalsTable;
   goal_rollups: GoalRollupsTable;
   /** goal_rollups by the site's local day (migration 1767200000000). */

@@ -39,6 +39,7 @@ import { SqliteSessionPagePriors1768800000000 } from './1768800000000-session-pa
 import { SqliteSessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
 import { SqliteSessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
 import { SqliteSessionPagePriorVisits1769100000000 } from './1769100000000-session-page-prior-visits';
+import { SqlitePageEventRollups1769200000000 } from './1769200000000-page-event-rollups';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -82,4 +83,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionPageHashes1768900000000,
   SqliteSessionPageFirstSessions1769000000000,
   SqliteSessionPagePriorVisits1769100000000,
+  SqlitePageEventRollups1769200000000,
 ];

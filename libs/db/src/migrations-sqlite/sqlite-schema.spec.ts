@@ -823,6 +823,34 @@ const EXPECTED: Record<string, ExpectedTable> = {
     indexes: {},
     foreignKeys: [],
   },
+  page_event_rollups: {
+    columns: [
+      'site_id INTEGER',
+      'page_key TEXT',
+      'bucket DATETIME',
+      'name TEXT',
+      'occurrences INTEGER',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'page_key', 'bucket', 'name'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
+  page_event_links: {
+    columns: [
+      'site_id INTEGER',
+      'page_key TEXT',
+      'to_bucket DATETIME',
+      'name TEXT',
+      'from_bucket DATETIME',
+      'sessions INTEGER',
+    ],
+    primaryKey: ['site_id', 'page_key', 'to_bucket', 'name', 'from_bucket'],
+    withoutRowid: true,
+    indexes: {},
+    foreignKeys: [],
+  },
 };
 
 interface ColumnInfo {

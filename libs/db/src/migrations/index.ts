@@ -48,6 +48,7 @@ import { SessionPagePriors1768800000000 } from './1768800000000-session-page-pri
 import { SessionPageHashes1768900000000 } from './1768900000000-session-page-hashes';
 import { SessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
 import { SessionPagePriorVisits1769100000000 } from './1769100000000-session-page-prior-visits';
+import { PageEventRollups1769200000000 } from './1769200000000-page-event-rollups';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -100,4 +101,5 @@ export const MIGRATIONS = [
   SessionPageHashes1768900000000,
   SessionPageFirstSessions1769000000000,
   SessionPagePriorVisits1769100000000,
+  PageEventRollups1769200000000,
 ];

@@ -1,4 +1,4 @@
-import { eventDayDeltas, eventRollupDeltas, SessionEventBucket } from './event-rollup';
+import { eventDayDeltas, eventRollupDeltas, pageEventRollupDeltas, SessionEventBucket } from './event-rollup';
 import { localDayBucket } from './session-rollup';
 
 const at = (hhmm: string) => new Date(`2026-03-01T${hhmm}:00Z`);
@@ -97,5 +97,78 @@ describe('eventDayDeltas', () => {
       rollups: [{ bucket: new Date('2026-03-01T05:00:00Z'), name: 'play', occurrences: 1, sessions: 0 }],
       links: [],
     });
+  });
+});
+
+describe('pageEventRollupDeltas', () => {
+  const pages = (entries: Record<string, string[]>) => new Map(Object.entries(entries));
+
+  it('counts a session’s buckets under each of its page keys, and nothing for a session without pageviews', () => {
+    const { rollups, links } = pageEventRollupDeltas(
+      [],
+      [
+        row('a', 'play', '10:00', 1),
+        row('a', 'play', '10:15', 2),
+        row('b', 'play', '10:00', 1),
+        row('c', 'play', '10:00', 5),
+      ],
+      new Map(),
+      pages({ a: ['/', '/pricing'], b: ['/pricing'] }),
+    );
+    const of = (pageKey: string) =>
+      rollups.filter((r) => r.pageKey === pageKey).map(({ pageKey: _, ...r }) => r);
+    expect(of('/')).toEqual([
+      { bucket: at('10:00'), name: 'play', occurrences: 1, sessions: 1 },
+      { bucket: at('10:15'), name: 'play', occurrences: 2, sessions: 1 },
+    ]);
+    expect(of('/pricing')).toEqual([
+      { bucket: at('10:00'), name: 'play', occurrences: 2, sessions: 2 },
+      { bucket: at('10:15'), name: 'play', occurrences: 2, sessions: 1 },
+    ]);
+    expect(rollups).toHaveLength(4);
+    expect(links).toEqual(
+      ['/', '/pricing'].map((pageKey) => ({
+        toBucket: at('10:15'),
+        name: 'play',
+        fromBucket: at('10:00'),
+        sessions: 1,
+        pageKey,
+      })),
+    );
+  });
+
+  it('moves a session’s buckets to the page it gained, and leaves those it kept unchanged', () => {
+    const before = [row('a', 'play', '10:00', 1)];
+    const after = [row('a', 'play', '10:00', 1), row('a', 'play', '10:30', 1)];
+    const { rollups, links } = pageEventRollupDeltas(
+      before,
+      after,
+      pages({ a: ['/'] }),
+      pages({ a: ['/', '/cart'] }),
+    );
+    expect(rollups).toEqual([
+      { bucket: at('10:30'), name: 'play', occurrences: 1, sessions: 1, pageKey: '/' },
+      { bucket: at('10:00'), name: 'play', occurrences: 1, sessions: 1, pageKey: '/cart' },
+      { bucket: at('10:30'), name: 'play', occurrences: 1, sessions: 1, pageKey: '/cart' },
+    ]);
+    expect(links.map((l) => [l.pageKey, l.sessions])).toEqual([
+      ['/', 1],
+      ['/cart', 1],
+    ]);
+  });
+
+  it('takes a session’s buckets away from a page it no longer has', () => {
+    const buckets = [row('a', 'play', '10:00', 2)];
+    const { rollups, links } = pageEventRollupDeltas(
+      buckets,
+      buckets,
+      pages({ a: ['/old'] }),
+      pages({ a: ['/new'] }),
+    );
+    expect(rollups).toEqual([
+      { bucket: at('10:00'), name: 'play', occurrences: -2, sessions: -1, pageKey: '/old' },
+      { bucket: at('10:00'), name: 'play', occurrences: 2, sessions: 1, pageKey: '/new' },
+    ]);
+    expect(links).toEqual([]);
   });
 });

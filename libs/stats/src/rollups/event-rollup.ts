@@ -103,3 +103,52 @@ export function eventDayDeltas(
     links,
   };
 }
+
+/** One page_event_rollups row's change: event_rollups' row among the sessions with a pageview of `pageKey`. */
+export interface PageEventRollupDelta extends EventRollupDelta {
+  pageKey: string;
+}
+
+/** One page_event_links row's change: event_links' row among the sessions with a pageview of `pageKey`. */
+export interface PageEventLinkDelta extends EventLinkDelta {
+  pageKey: string;
+}
+
+/**
+ * The event rollups' changes (eventRollupDeltas) for each page key, among the sessions with a
+ * pageview of it (session_pages' rows): a session's buckets count under each of its page keys,
+ * `before` under those it had (`pagesBefore`: session id → page keys), `after` under those it has
+ * now. So the rows of one page key count what event_rollups and event_links count, over the
+ * sessions `page==` that path selects (SPEC §3), and are read the same way (events.queries.ts).
+ */
+export function pageEventRollupDeltas(
+  before: readonly SessionEventBucket[],
+  after: readonly SessionEventBucket[],
+  pagesBefore: ReadonlyMap<string, readonly string[]>,
+  pagesAfter: ReadonlyMap<string, readonly string[]>,
+): { rollups: PageEventRollupDelta[]; links: PageEventLinkDelta[] } {
+  const byPage = new Map<string, { before: SessionEventBucket[]; after: SessionEventBucket[] }>();
+  const share = (
+    rows: readonly SessionEventBucket[],
+    pages: ReadonlyMap<string, readonly string[]>,
+    side: 'before' | 'after',
+  ) => {
+    for (const r of rows) {
+      for (const pageKey of pages.get(r.session_id) ?? []) {
+        const of = byPage.get(pageKey) ?? { before: [], after: [] };
+        of[side].push(r);
+        byPage.set(pageKey, of);
+      }
+    }
+  };
+  share(before, pagesBefore, 'before');
+  share(after, pagesAfter, 'after');
+  const rollups: PageEventRollupDelta[] = [];
+  const links: PageEventLinkDelta[] = [];
+  for (const [pageKey, rows] of byPage) {
+    const deltas = eventRollupDeltas(rows.before, rows.after);
+    for (const d of deltas.rollups) rollups.push({ ...d, pageKey });
+    for (const l of deltas.links) links.push({ ...l, pageKey });
+  }
+  return { rollups, links };
+}
