@@ -155,6 +155,12 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   ),
   'filtered.ecommerce.order-totals.every-kind': ecommerceStatements.orderTotals(everyKind),
   'filtered.events.every-kind': eventsStatements.registeredEventsPage(everyKind, 0, 100),
+  'filtered.events.page-event-rollups.one-page': eventsStatements.rolledUpPageEventsPage(
+    onePage,
+    '/pricing',
+    0,
+    100,
+  ),
   ...Object.fromEntries(
     (['sessions', 'bounce_rate', 'conv_rate', 'pageviews', 'revenue'] as const).flatMap((metric) => {
       const request = { metric, dimension: 'channel' as const, goals: metric === 'conv_rate' ? goals : [] };

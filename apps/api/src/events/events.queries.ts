@@ -3,9 +3,13 @@ import {
   eventRollupsMayAnswer,
   eventsThroughSessions,
   hitsOfSession,
+  pageEventRollupsPath,
+  queuedSessionSelected,
   ReportDb,
   ReportStatement,
   rollupParts,
+  SESSION_PAGES,
+  SESSION_PAGES_BY_SESSION,
   StatsQuery,
   where,
 } from '@app/stats';
@@ -183,6 +187,59 @@ export const eventsStatements = {
       return registeredEventsWith(d, siteId, counts, offset, limit);
     };
   },
+
+  /**
+   * The same page under `page==` one whole path (pageEventRollupsPath) from the page event
+   * rollups: per name, the hits of the range's 15-minute buckets among the sessions with a
+   * pageview of the path, and their distinct sessions as Σ sessions − Σ links inside the range,
+   * as rolledUpEventsPage counts them. For the sessions queued for aggregation: their event hits
+   * of the range as they are now where they are selected now (queuedSessionSelected), minus what
+   * the rollups hold for them where they had a row under the path when last derived (their rows
+   * in session_pages and session_event_buckets, written in the same transaction as the rollups).
+   */
+  rolledUpPageEventsPage(
+    query: StatsQuery,
+    path: string,
+    offset: number,
+    limit: number,
+  ): ReportStatement<RegisteredEventRow> {
+    const siteId = query.site.id;
+    const { startUtc, endUtc } = query.range;
+    return (d) => {
+      const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}`;
+      const selected = queuedSessionSelected(query, 'qs');
+      const rows = sql`SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM page_event_rollups e
+        WHERE e.site_id = ${siteId} AND e.page_key = ${path} AND e.bucket >= ${startUtc} AND e.bucket < ${endUtc}
+        UNION ALL
+        SELECT l.name, 0, -l.sessions FROM page_event_links l
+        WHERE l.site_id = ${siteId} AND l.page_key = ${path} AND l.to_bucket >= ${startUtc} AND l.to_bucket < ${endUtc} AND l.from_bucket >= ${startUtc}
+        UNION ALL
+        SELECT h.step_key, COUNT(*), 1 FROM dirty_sessions q
+          JOIN sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${selected === null ? sql`` : sql` AND ${selected}`}
+          ${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${siteId} AND h.session_id = q.session_id
+        WHERE q.site_id = ${siteId} AND h.type = 'event' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
+        GROUP BY h.step_key, h.session_id
+        UNION ALL
+        SELECT b.name, -SUM(b.hits), -1 FROM session_event_buckets b
+        WHERE b.site_id = ${siteId} AND b.session_id IN (${queued}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}
+          AND EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION))}
+            WHERE fs.site_id = b.site_id AND fs.session_id = b.session_id AND fs.page_key = ${path})
+        GROUP BY b.name, b.session_id`;
+      const counts = d.builder
+        .selectFrom(sql`(${rows})`.as('x'))
+        .innerJoin('registered_events as r', (j) =>
+          j.on('r.site_id', '=', siteId).on(sql<SqlBool>`r.name = x.name`),
+        )
+        .select([
+          'r.id as event_id',
+          sql<number | string>`SUM(x.occurrences)`.as('occurrences'),
+          sql<number | string>`SUM(x.sessions)`.as('sessions'),
+        ])
+        .groupBy('r.id')
+        .as('c');
+      return registeredEventsWith(d, siteId, counts, offset, limit);
+    };
+  },
 };
 
 /** The SQL behind GET /sites/{id}/events. */
@@ -196,10 +253,13 @@ export class EventsQueries {
   }
 
   registeredEventsPage(query: StatsQuery, offset: number, limit: number): Promise<RegisteredEventRow[]> {
+    const path = pageEventRollupsPath(query);
     return this.db.run(
       eventRollupsMayAnswer(query)
         ? eventsStatements.rolledUpEventsPage(query, offset, limit)
-        : eventsStatements.registeredEventsPage(query, offset, limit),
+        : path !== undefined
+          ? eventsStatements.rolledUpPageEventsPage(query, path, offset, limit)
+          : eventsStatements.registeredEventsPage(query, offset, limit),
     );
   }
 }

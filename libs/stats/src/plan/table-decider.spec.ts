@@ -7,6 +7,7 @@ import {
   decideVisitorCount,
   eventBucketsMayAnswer,
   orderRollupsMayAnswer,
+  pageEventRollupsPath,
   storedConversionsMayAnswer,
   storedGoalsMayAnswer,
   visitorSketchesMayAnswer,
@@ -318,6 +319,25 @@ describe('event buckets', () => {
     const q = query('country==DE');
     const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
     expect(eventBucketsMayAnswer({ ...q, range: ragged })).toBe(false);
+  });
+});
+
+describe('page event rollups', () => {
+  it('count the events under page== one whole path alone, over whole quarter hours, off the raw path', () => {
+    expect(pageEventRollupsPath(query('page==/pricing'))).toBe('/pricing');
+    expect(pageEventRollupsPath(query('page==/50%\\*'))).toBe('/50%*');
+    // A session counts under each of its paths: a prefix or several values would count it twice.
+    expect(pageEventRollupsPath(query('page==/blog/*'))).toBeUndefined();
+    expect(pageEventRollupsPath(query('page==/pricing|/about'))).toBeUndefined();
+    expect(pageEventRollupsPath(query('page!=/pricing'))).toBeUndefined();
+    // The rows keep no session attribute, no entry or exit page, no goal.
+    expect(pageEventRollupsPath(query('page==/pricing;country==DE'))).toBeUndefined();
+    expect(pageEventRollupsPath(query('entry_page==/pricing'))).toBeUndefined();
+    expect(pageEventRollupsPath(query(''))).toBeUndefined();
+    expect(pageEventRollupsPath({ ...query('page==/pricing'), tables: 'raw' })).toBeUndefined();
+    const q = query('page==/pricing');
+    const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
+    expect(pageEventRollupsPath({ ...q, range: ragged })).toBeUndefined();
   });
 });
 

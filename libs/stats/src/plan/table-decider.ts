@@ -296,6 +296,20 @@ export function eventRollupsMayAnswer(query: StatsQuery): boolean {
 }
 
 /**
+ * The one path whose page event rollups (page_event_rollups, page_event_links; migration
+ * 1769200000000) count the query's event hits and their sessions, or undefined: its one
+ * condition is `page==` one whole path (a session counts under each of its paths, so a prefix or
+ * several values would count a session once for each), over whole quarter hours, outside the raw
+ * path. Queued sessions are read from the raw tables on top of them.
+ */
+export function pageEventRollupsPath(query: StatsQuery): string | undefined {
+  if (query.tables === 'raw' || query.filters.length !== 1 || !rollupCovers(query.range)) return undefined;
+  const [only] = query.filters;
+  if (only.dimension !== 'page' || only.operator !== '==' || only.values.length !== 1) return undefined;
+  return only.values[0].prefix ? undefined : only.values[0].text;
+}
+
+/**
  * Whether the selected sessions' event hits of the range may be read from their rows of
  * session_event_buckets (sql/pageviews-by-session.ts eventsThroughSessions): whole quarter hours,
  * the buckets of those rows, outside the raw path.
