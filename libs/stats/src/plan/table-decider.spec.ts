@@ -1,4 +1,5 @@
 import { resolveRange } from '../date-range';
+import { STEP_KEY_CHARS } from '../definitions';
 import { parseFilters } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
 import {
@@ -329,6 +330,11 @@ describe('page event rollups', () => {
     // A session counts under each of its paths: a prefix or several values would count it twice.
     expect(pageEventRollupsPath(query('page==/blog/*'))).toBeUndefined();
     expect(pageEventRollupsPath(query('page==/pricing|/about'))).toBeUndefined();
+    // A path page_key does not tell apart: the keys keep its first STEP_KEY_CHARS characters.
+    expect(pageEventRollupsPath(query(`page==/${'a'.repeat(STEP_KEY_CHARS)}`))).toBeUndefined();
+    expect(pageEventRollupsPath(query(`page==/${'a'.repeat(STEP_KEY_CHARS - 2)}`))).toBe(
+      `/${'a'.repeat(STEP_KEY_CHARS - 2)}`,
+    );
     expect(pageEventRollupsPath(query('page!=/pricing'))).toBeUndefined();
     // The rows keep no session attribute, no entry or exit page, no goal.
     expect(pageEventRollupsPath(query('page==/pricing;country==DE'))).toBeUndefined();

@@ -6,6 +6,7 @@ import { wholeSiteDays } from '../rollups/day-split';
 import { PAIR_DIMENSIONS, PATH_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
 import { selectsFewCombinations, storedGoalSelection } from '../sql/session-filter';
+import { pagesOfCondition } from '../sql/session-pages';
 
 /**
  * Where a report's rows come from: sessions by start; pageviews and events, orders by their
@@ -304,9 +305,9 @@ export function eventRollupsMayAnswer(query: StatsQuery): boolean {
  */
 export function pageEventRollupsPath(query: StatsQuery): string | undefined {
   if (query.tables === 'raw' || query.filters.length !== 1 || !rollupCovers(query.range)) return undefined;
-  const [only] = query.filters;
-  if (only.dimension !== 'page' || only.operator !== '==' || only.values.length !== 1) return undefined;
-  return only.values[0].prefix ? undefined : only.values[0].text;
+  // One value page_key tells apart (a path of STEP_KEY_CHARS or more is cut there).
+  const values = pagesOfCondition(query.filters);
+  return values?.length === 1 && !values[0].prefix ? values[0].text : undefined;
 }
 
 /**
