@@ -157,7 +157,13 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.events.every-kind': eventsStatements.registeredEventsPage(everyKind, 0, 100),
   'filtered.events.page-event-rollups.one-page': eventsStatements.rolledUpPageEventsPage(
     onePage,
-    '/pricing',
+    { path: '/pricing', without: false },
+    0,
+    100,
+  ),
+  'filtered.events.page-event-rollups.without-one-page': eventsStatements.rolledUpPageEventsPage(
+    { ...onePage, filters: parseFilters('page!=/pricing') },
+    { path: '/pricing', without: true },
     0,
     100,
   ),

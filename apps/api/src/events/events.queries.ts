@@ -3,10 +3,11 @@ import {
   eventRollupsMayAnswer,
   eventsThroughSessions,
   hitsOfSession,
-  pageEventRollupsPath,
+  pageEventRollupsPage,
   queuedSessionSelected,
   ReportDb,
   ReportStatement,
+  RolledUpPage,
   rollupParts,
   SESSION_PAGES,
   SESSION_PAGES_BY_SESSION,
@@ -56,6 +57,26 @@ function registeredEventsWith(
     .limit(limit)
     .offset(offset)
     .compile();
+}
+
+/**
+ * The site's event rollups over the range (rolledUpEventsPage), as rows of (name, occurrences,
+ * sessions) to sum: its whole site days from the day rows and the links between two days, the
+ * quarter hours around them from the 15-minute rows and links (rollupParts).
+ */
+function siteEventRows(query: StatsQuery) {
+  const siteId = query.site.id;
+  const rolledUp = rollupParts(query, 'event_rollups', 'event_day_rollups').map((part) => {
+    const links = part.table === 'event_day_rollups' ? 'event_day_links' : 'event_links';
+    const { startUtc: from, endUtc: to } = part.query.range;
+    return sql`
+        SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM ${sql.table(part.table)} e
+        WHERE e.site_id = ${siteId} AND e.bucket >= ${from} AND e.bucket < ${to}
+        UNION ALL
+        SELECT l.name, 0, -l.sessions FROM ${sql.table(links)} l
+        WHERE l.site_id = ${siteId} AND l.to_bucket >= ${from} AND l.to_bucket < ${to} AND l.from_bucket >= ${query.range.startUtc}`;
+  });
+  return sql.join(rolledUp, sql` UNION ALL `);
 }
 
 export const eventsStatements = {
@@ -189,29 +210,37 @@ export const eventsStatements = {
   },
 
   /**
-   * The same page under `page==` one whole path (pageEventRollupsPath) from the page event
-   * rollups: per name, the hits of the range's 15-minute buckets among the sessions with a
+   * The same page under `page==` or `page!=` one whole path (pageEventRollupsPage) from the page
+   * event rollups: per name, the hits of the range's 15-minute buckets among the sessions with a
    * pageview of the path, and their distinct sessions as Σ sessions − Σ links inside the range,
-   * as rolledUpEventsPage counts them. For the sessions queued for aggregation: their event hits
-   * of the range as they are now where they are selected now (queuedSessionSelected), minus what
-   * the rollups hold for them where they had a row under the path when last derived (their rows
-   * in session_pages and session_event_buckets, written in the same transaction as the rollups).
+   * as rolledUpEventsPage counts them; under `page!=`, the site's event rollups less those. For
+   * the sessions queued for aggregation: their event hits of the range as they are now where they
+   * are selected now (queuedSessionSelected), minus what the rollups hold for them where they
+   * were selected when last derived: had a row under the path (`page==`) or none (`page!=`) in
+   * session_pages, written in the same transaction as the rollups and session_event_buckets.
    */
   rolledUpPageEventsPage(
     query: StatsQuery,
-    path: string,
+    page: RolledUpPage,
     offset: number,
     limit: number,
   ): ReportStatement<RegisteredEventRow> {
     const siteId = query.site.id;
     const { startUtc, endUtc } = query.range;
+    const { path, without } = page;
+    // Under `page!=`, the path's rows are taken from the site's.
+    const sign = without ? sql.raw('-') : sql.raw('');
+    const unsign = without ? sql.raw('') : sql.raw('-');
     return (d) => {
       const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}`;
       const selected = queuedSessionSelected(query, 'qs');
-      const rows = sql`SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM page_event_rollups e
+      const hadRow = sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION))}
+            WHERE fs.site_id = b.site_id AND fs.session_id = b.session_id AND fs.page_key = ${path})`;
+      const rows = sql`${without ? sql`${siteEventRows(query)} UNION ALL` : sql``}
+        SELECT e.name, ${sign}e.occurrences AS occurrences, ${sign}e.sessions AS sessions FROM page_event_rollups e
         WHERE e.site_id = ${siteId} AND e.page_key = ${path} AND e.bucket >= ${startUtc} AND e.bucket < ${endUtc}
         UNION ALL
-        SELECT l.name, 0, -l.sessions FROM page_event_links l
+        SELECT l.name, 0, ${unsign}l.sessions FROM page_event_links l
         WHERE l.site_id = ${siteId} AND l.page_key = ${path} AND l.to_bucket >= ${startUtc} AND l.to_bucket < ${endUtc} AND l.from_bucket >= ${startUtc}
         UNION ALL
         SELECT h.step_key, COUNT(*), 1 FROM dirty_sessions q
@@ -222,8 +251,7 @@ export const eventsStatements = {
         UNION ALL
         SELECT b.name, -SUM(b.hits), -1 FROM session_event_buckets b
         WHERE b.site_id = ${siteId} AND b.session_id IN (${queued}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}
-          AND EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION))}
-            WHERE fs.site_id = b.site_id AND fs.session_id = b.session_id AND fs.page_key = ${path})
+          AND ${without ? sql`NOT ${hadRow}` : hadRow}
         GROUP BY b.name, b.session_id`;
       const counts = d.builder
         .selectFrom(sql`(${rows})`.as('x'))
@@ -253,12 +281,12 @@ export class EventsQueries {
   }
 
   registeredEventsPage(query: StatsQuery, offset: number, limit: number): Promise<RegisteredEventRow[]> {
-    const path = pageEventRollupsPath(query);
+    const page = pageEventRollupsPage(query);
     return this.db.run(
       eventRollupsMayAnswer(query)
         ? eventsStatements.rolledUpEventsPage(query, offset, limit)
-        : path !== undefined
-          ? eventsStatements.rolledUpPageEventsPage(query, path, offset, limit)
+        : page !== undefined
+          ? eventsStatements.rolledUpPageEventsPage(query, page, offset, limit)
           : eventsStatements.registeredEventsPage(query, offset, limit),
     );
   }

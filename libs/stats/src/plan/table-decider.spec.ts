@@ -8,7 +8,7 @@ import {
   decideVisitorCount,
   eventBucketsMayAnswer,
   orderRollupsMayAnswer,
-  pageEventRollupsPath,
+  pageEventRollupsPage,
   storedConversionsMayAnswer,
   storedGoalsMayAnswer,
   visitorSketchesMayAnswer,
@@ -324,26 +324,40 @@ describe('event buckets', () => {
 });
 
 describe('page event rollups', () => {
-  it('count the events under page== one whole path alone, over whole quarter hours, off the raw path', () => {
-    expect(pageEventRollupsPath(query('page==/pricing'))).toBe('/pricing');
-    expect(pageEventRollupsPath(query('page==/50%\\*'))).toBe('/50%*');
+  const on = (path: string) => ({ path, without: false });
+  it('count the events under page== or page!= one whole path alone, over whole quarter hours, off the raw path', () => {
+    expect(pageEventRollupsPage(query('page==/pricing'))).toEqual(on('/pricing'));
+    expect(pageEventRollupsPage(query('page==/50%\\*'))).toEqual(on('/50%*'));
+    // page!= one path: the sessions page== leaves, each wholly in or out.
+    expect(pageEventRollupsPage(query('page!=/pricing'))).toEqual({ path: '/pricing', without: true });
+    expect(pageEventRollupsPage(query('page!=/pricing|/pricing'))).toEqual({
+      path: '/pricing',
+      without: true,
+    });
     // A session counts under each of its paths: a prefix or several values would count it twice.
-    expect(pageEventRollupsPath(query('page==/blog/*'))).toBeUndefined();
-    expect(pageEventRollupsPath(query('page==/pricing|/about'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('page==/blog/*'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('page==/pricing|/about'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('page!=/blog/*'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('page!=/pricing|/about'))).toBeUndefined();
     // A path page_key does not tell apart: the keys keep its first STEP_KEY_CHARS characters.
-    expect(pageEventRollupsPath(query(`page==/${'a'.repeat(STEP_KEY_CHARS)}`))).toBeUndefined();
-    expect(pageEventRollupsPath(query(`page==/${'a'.repeat(STEP_KEY_CHARS - 2)}`))).toBe(
-      `/${'a'.repeat(STEP_KEY_CHARS - 2)}`,
+    expect(pageEventRollupsPage(query(`page==/${'a'.repeat(STEP_KEY_CHARS)}`))).toBeUndefined();
+    expect(pageEventRollupsPage(query(`page!=/${'a'.repeat(STEP_KEY_CHARS)}`))).toBeUndefined();
+    expect(pageEventRollupsPage(query(`page==/${'a'.repeat(STEP_KEY_CHARS - 2)}`))).toEqual(
+      on(`/${'a'.repeat(STEP_KEY_CHARS - 2)}`),
     );
-    expect(pageEventRollupsPath(query('page!=/pricing'))).toBeUndefined();
     // The rows keep no session attribute, no entry or exit page, no goal.
-    expect(pageEventRollupsPath(query('page==/pricing;country==DE'))).toBeUndefined();
-    expect(pageEventRollupsPath(query('entry_page==/pricing'))).toBeUndefined();
-    expect(pageEventRollupsPath(query(''))).toBeUndefined();
-    expect(pageEventRollupsPath({ ...query('page==/pricing'), tables: 'raw' })).toBeUndefined();
-    const q = query('page==/pricing');
+    expect(pageEventRollupsPage(query('page==/pricing;country==DE'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('page!=/pricing;country==DE'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('page==/pricing;page!=/about'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('entry_page==/pricing'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('exit_page!=/pricing'))).toBeUndefined();
+    expect(pageEventRollupsPage(query('country!=DE'))).toBeUndefined();
+    expect(pageEventRollupsPage(query(''))).toBeUndefined();
+    expect(pageEventRollupsPage({ ...query('page==/pricing'), tables: 'raw' })).toBeUndefined();
+    expect(pageEventRollupsPage({ ...query('page!=/pricing'), tables: 'raw' })).toBeUndefined();
+    const q = query('page!=/pricing');
     const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
-    expect(pageEventRollupsPath({ ...q, range: ragged })).toBeUndefined();
+    expect(pageEventRollupsPage({ ...q, range: ragged })).toBeUndefined();
   });
 });
 

@@ -296,18 +296,31 @@ export function eventRollupsMayAnswer(query: StatsQuery): boolean {
   return query.tables !== 'raw' && query.filters.length === 0 && rollupCovers(query.range);
 }
 
+/** The page condition the page event rollups answer (pageEventRollupsPage). */
+export interface RolledUpPage {
+  /** A whole path page_key tells apart. */
+  readonly path: string;
+  /** `page!=` the path: the site's event rollups less the path's. */
+  readonly without: boolean;
+}
+
 /**
- * The one path whose page event rollups (page_event_rollups, page_event_links; migration
- * 1769200000000) count the query's event hits and their sessions, or undefined: its one
- * condition is `page==` one whole path (a session counts under each of its paths, so a prefix or
- * several values would count a session once for each), over whole quarter hours, outside the raw
- * path. Queued sessions are read from the raw tables on top of them.
+ * The page condition whose page event rollups (page_event_rollups, page_event_links; migration
+ * 1769200000000) count the query's event hits and their sessions, or undefined: the query's one
+ * condition is `page==` or `page!=` one whole path, over whole quarter hours, outside the raw
+ * path. A session counts under each of its paths, so a prefix or several values would count a
+ * session once for each of them; `page!=` one path selects the sessions `page==` leaves, each
+ * wholly in or out, so their counts are the site's less the path's. Queued sessions are read
+ * from the raw tables on top of them.
  */
-export function pageEventRollupsPath(query: StatsQuery): string | undefined {
+export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefined {
   if (query.tables === 'raw' || query.filters.length !== 1 || !rollupCovers(query.range)) return undefined;
-  // One value page_key tells apart (a path of STEP_KEY_CHARS or more is cut there).
-  const values = pagesOfCondition(query.filters);
-  return values?.length === 1 && !values[0].prefix ? values[0].text : undefined;
+  const [condition] = query.filters;
+  // The path of `page!=` as of `page==`: one value page_key tells apart (a path of
+  // STEP_KEY_CHARS or more is cut there).
+  const values = pagesOfCondition([{ ...condition, operator: '==' }]);
+  if (values?.length !== 1 || values[0].prefix) return undefined;
+  return { path: values[0].text, without: condition.operator === '!=' };
 }
 
 /**
