@@ -279,6 +279,12 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
     },
     eventsUnderPricing,
     {
+      // The sessions without a /pricing pageview: the site's event rollups less the page's.
+      ...eventsUnderPricing,
+      name: 'events ⟨page!=⟩',
+      params: dated(() => ({ limit: '25', filters: 'page!=/pricing' })),
+    },
+    {
       name: 'conversions ⟨goal⟩',
       route: '/api/v1/sites/{id}/conversions',
       // Goal 3 is the big site's "Reached checkout" (/checkout*): createSites makes the big
