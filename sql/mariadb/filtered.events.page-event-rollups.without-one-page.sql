@@ -100,7 +100,7 @@ FROM
           1
         FROM
           dirty_sessions q
-          JOIN sessions qs ON qs.site_id = q.site_id
+          STRAIGHT_JOIN sessions qs ON qs.site_id = q.site_id
           AND qs.session_id = q.session_id
           AND (
             NOT (`qs`.`site_id`, `qs`.`session_id`) IN (

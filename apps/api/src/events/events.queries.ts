@@ -244,7 +244,7 @@ export const eventsStatements = {
         WHERE l.site_id = ${siteId} AND l.page_key = ${path} AND l.to_bucket >= ${startUtc} AND l.to_bucket < ${endUtc} AND l.from_bucket >= ${startUtc}
         UNION ALL
         SELECT h.step_key, COUNT(*), 1 FROM dirty_sessions q
-          JOIN sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${selected === null ? sql`` : sql` AND ${selected}`}
+          ${sql.raw(d.orderedJoin)} sessions qs ON qs.site_id = q.site_id AND qs.session_id = q.session_id${selected === null ? sql`` : sql` AND ${selected}`}
           ${sql.raw(d.orderedJoin)} ${hitsOfSession('h')} ON h.site_id = ${siteId} AND h.session_id = q.session_id
         WHERE q.site_id = ${siteId} AND h.type = 'event' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
         GROUP BY h.step_key, h.session_id
