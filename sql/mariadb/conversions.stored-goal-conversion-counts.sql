@@ -184,20 +184,22 @@ FROM
               )
             )
         )
-        AND NOT (`s`.`site_id`, `s`.`session_id`) IN (
-          SELECT
-            fp.site_id,
-            fp.session_id
-          FROM
-            hits fp FORCE INDEX (ix_hits_site_session)
-          WHERE
-            fp.site_id = ?
-            AND (
-              (
-                `fp`.`type` = 'event'
-                AND `fp`.`step_key` = ?
+        AND (
+          (`s`.`site_id`, `s`.`session_id`) IN (
+            SELECT
+              fp.site_id,
+              fp.session_id
+            FROM
+              hits fp FORCE INDEX (ix_hits_site_session)
+            WHERE
+              fp.site_id = ?
+              AND (
+                (
+                  `fp`.`type` = 'event'
+                  AND `fp`.`step_key` = ?
+                )
               )
-            )
+          ) IS NOT TRUE
         )
       )
   ) x;

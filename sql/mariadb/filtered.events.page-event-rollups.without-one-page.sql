@@ -103,16 +103,18 @@ FROM
           STRAIGHT_JOIN sessions qs ON qs.site_id = q.site_id
           AND qs.session_id = q.session_id
           AND (
-            NOT (`qs`.`site_id`, `qs`.`session_id`) IN (
-              SELECT
-                fp.site_id,
-                fp.session_id
-              FROM
-                hits fp FORCE INDEX (ix_hits_site_session)
-              WHERE
-                fp.site_id = ?
-                AND fp.type = 'pageview'
-                AND (`fp`.`step_key` = ?)
+            (
+              (`qs`.`site_id`, `qs`.`session_id`) IN (
+                SELECT
+                  fp.site_id,
+                  fp.session_id
+                FROM
+                  hits fp FORCE INDEX (ix_hits_site_session)
+                WHERE
+                  fp.site_id = ?
+                  AND fp.type = 'pageview'
+                  AND (`fp`.`step_key` = ?)
+              ) IS NOT TRUE
             )
           )
           STRAIGHT_JOIN hits h FORCE INDEX (ix_hits_site_session) ON h.site_id = ?

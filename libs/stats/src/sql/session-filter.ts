@@ -153,7 +153,14 @@ export function sessionSelected(
   if (filters.length === 0) return null;
   const each = filters.map((f) => {
     const selected = selects(f, s, scope, bySession);
-    return f.operator === '==' ? selected : sql<SqlBool>`NOT ${selected}`;
+    if (f.operator === '==') return selected;
+    // A page or goal condition is a row value IN a set of (site_id, session_id), never NULL (both
+    // columns NOT NULL on either side): IS NOT TRUE is NOT there. SQLite, for NOT, scanned the
+    // whole set for a NULL for each session the set did not hold: at 100k pageviews, the 30k
+    // sessions under page!=/pricing 10.8 s (the report 503), with IS NOT TRUE 72 ms.
+    return f.dimension === 'page' || f.dimension === 'goal'
+      ? sql<SqlBool>`(${selected} IS NOT TRUE)`
+      : sql<SqlBool>`NOT ${selected}`;
   });
   return sql<SqlBool>`(${sql.join(each, sql` AND `)})`;
 }
