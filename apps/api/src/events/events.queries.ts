@@ -16,7 +16,7 @@ import {
 } from '@app/stats';
 import { Injectable } from '@nestjs/common';
 import type { SqlDialect } from '@app/db';
-import { AliasedSelectQueryBuilder, sql, SqlBool } from 'kysely';
+import { AliasedSelectQueryBuilder, RawBuilder, sql, SqlBool } from 'kysely';
 
 export interface RegisteredEventRow {
   name: string;
@@ -77,6 +77,48 @@ function siteEventRows(query: StatsQuery) {
         WHERE l.site_id = ${siteId} AND l.to_bucket >= ${from} AND l.to_bucket < ${to} AND l.from_bucket >= ${query.range.startUtc}`;
   });
   return sql.join(rolledUp, sql` UNION ALL `);
+}
+
+/**
+ * What the event rollups hold for the sessions queued for aggregation over the range, to take
+ * off: each one's stored buckets (session_event_buckets, written in the transaction that wrote
+ * the rollups), as (name, −hits, −1) per name and session; only where `also` holds of bucket row
+ * `b`, when given.
+ */
+function queuedStoredBuckets(query: StatsQuery, also: RawBuilder<SqlBool> | null) {
+  const siteId = query.site.id;
+  const { startUtc, endUtc } = query.range;
+  return sql`SELECT b.name, -SUM(b.hits), -1 FROM session_event_buckets b
+        WHERE b.site_id = ${siteId} AND b.session_id IN (SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}${
+          also === null
+            ? sql``
+            : sql`
+          AND ${also}`
+        }
+        GROUP BY b.name, b.session_id`;
+}
+
+/** registeredEventsWith over `rows` of (name, occurrences, sessions), summed by registered event. */
+function registeredEventsSummed(
+  d: SqlDialect,
+  siteId: number,
+  rows: RawBuilder<unknown>,
+  offset: number,
+  limit: number,
+) {
+  const counts = d.builder
+    .selectFrom(sql`(${rows})`.as('x'))
+    .innerJoin('registered_events as r', (j) =>
+      j.on('r.site_id', '=', siteId).on(sql<SqlBool>`r.name = x.name`),
+    )
+    .select([
+      'r.id as event_id',
+      sql<number | string>`SUM(x.occurrences)`.as('occurrences'),
+      sql<number | string>`SUM(x.sessions)`.as('sessions'),
+    ])
+    .groupBy('r.id')
+    .as('c');
+  return registeredEventsWith(d, siteId, counts, offset, limit);
 }
 
 export const eventsStatements = {
@@ -174,38 +216,14 @@ export const eventsStatements = {
     const { startUtc, endUtc } = query.range;
     return (d) => {
       const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}`;
-      const rolledUp = rollupParts(query, 'event_rollups', 'event_day_rollups').map((part) => {
-        const links = part.table === 'event_day_rollups' ? 'event_day_links' : 'event_links';
-        const { startUtc: from, endUtc: to } = part.query.range;
-        return sql`
-        SELECT e.name, e.occurrences AS occurrences, e.sessions AS sessions FROM ${sql.table(part.table)} e
-        WHERE e.site_id = ${siteId} AND e.bucket >= ${from} AND e.bucket < ${to}
-        UNION ALL
-        SELECT l.name, 0, -l.sessions FROM ${sql.table(links)} l
-        WHERE l.site_id = ${siteId} AND l.to_bucket >= ${from} AND l.to_bucket < ${to} AND l.from_bucket >= ${startUtc}`;
-      });
-      const rows = sql`${sql.join(rolledUp, sql` UNION ALL `)}
+      const rows = sql`${siteEventRows(query)}
         UNION ALL
         SELECT h.step_key, COUNT(*), 1 FROM ${hitsOfSession('h')}
         WHERE h.site_id = ${siteId} AND h.session_id IN (${queued}) AND h.type = 'event' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
         GROUP BY h.step_key, h.session_id
         UNION ALL
-        SELECT b.name, -SUM(b.hits), -1 FROM session_event_buckets b
-        WHERE b.site_id = ${siteId} AND b.session_id IN (${queued}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}
-        GROUP BY b.name, b.session_id`;
-      const counts = d.builder
-        .selectFrom(sql`(${rows})`.as('x'))
-        .innerJoin('registered_events as r', (j) =>
-          j.on('r.site_id', '=', siteId).on(sql<SqlBool>`r.name = x.name`),
-        )
-        .select([
-          'r.id as event_id',
-          sql<number | string>`SUM(x.occurrences)`.as('occurrences'),
-          sql<number | string>`SUM(x.sessions)`.as('sessions'),
-        ])
-        .groupBy('r.id')
-        .as('c');
-      return registeredEventsWith(d, siteId, counts, offset, limit);
+        ${queuedStoredBuckets(query, null)}`;
+      return registeredEventsSummed(d, siteId, rows, offset, limit);
     };
   },
 
@@ -232,7 +250,6 @@ export const eventsStatements = {
     const sign = without ? sql.raw('-') : sql.raw('');
     const unsign = without ? sql.raw('') : sql.raw('-');
     return (d) => {
-      const queued = sql`SELECT q.session_id FROM dirty_sessions q WHERE q.site_id = ${siteId}`;
       const selected = queuedSessionSelected(query, 'qs');
       const hadRow = sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION))}
             WHERE fs.site_id = b.site_id AND fs.session_id = b.session_id AND fs.page_key = ${path})`;
@@ -249,23 +266,8 @@ export const eventsStatements = {
         WHERE q.site_id = ${siteId} AND h.type = 'event' AND h.ts >= ${startUtc} AND h.ts < ${endUtc}
         GROUP BY h.step_key, h.session_id
         UNION ALL
-        SELECT b.name, -SUM(b.hits), -1 FROM session_event_buckets b
-        WHERE b.site_id = ${siteId} AND b.session_id IN (${queued}) AND b.bucket >= ${startUtc} AND b.bucket < ${endUtc}
-          AND ${without ? sql`NOT ${hadRow}` : hadRow}
-        GROUP BY b.name, b.session_id`;
-      const counts = d.builder
-        .selectFrom(sql`(${rows})`.as('x'))
-        .innerJoin('registered_events as r', (j) =>
-          j.on('r.site_id', '=', siteId).on(sql<SqlBool>`r.name = x.name`),
-        )
-        .select([
-          'r.id as event_id',
-          sql<number | string>`SUM(x.occurrences)`.as('occurrences'),
-          sql<number | string>`SUM(x.sessions)`.as('sessions'),
-        ])
-        .groupBy('r.id')
-        .as('c');
-      return registeredEventsWith(d, siteId, counts, offset, limit);
+        ${queuedStoredBuckets(query, without ? sql<SqlBool>`NOT ${hadRow}` : hadRow)}`;
+      return registeredEventsSummed(d, siteId, rows, offset, limit);
     };
   },
 };
