@@ -135,6 +135,11 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     'bounces',
     'visitors',
   ]),
+  // `page!=` one path with its rows current: the site's totals less the path's rows (sessionPagesComplement).
+  'filtered.session-totals.without-one-page': sharedStatements.sessionTotals(
+    { ...onePage, filters: parseFilters('page!=/pricing') },
+    ['sessions', 'bounces', 'sessionPageviews', 'durationSeconds'],
+  ),
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
   'filtered.session-totals.exit-page': sharedStatements.sessionTotals(exitPage, ['sessions', 'visitors']),
   'filtered.top-lists.exit-page': overviewStatements.topLists(exitPage, 10),

@@ -2,6 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import {
   ReportDb,
   SESSION_PAGE_COPIES,
+  sessionPagesComplement,
   sessionPagesPaths,
   SiteContext,
   StatsQuery,
@@ -530,6 +531,16 @@ describe('Rollup path = raw path (parity)', () => {
           current: !gainedPath,
         });
         expect(sessionPagesPaths(parsed)).toEqual(gainedPath ? undefined : [{ text: path, prefix: false }]);
+        // page!= the path checks the same rows: while they are current, its sessions are the
+        // range's less theirs (sessionPagesComplement).
+        const without = await app
+          .get(StatsQueryParser)
+          .parse(site, { ...RANGES[0], filters: `page!=${path}` });
+        expect({ site: site.id, path, current: without.pageRowsCurrent }).toEqual({
+          site: site.id,
+          path,
+          current: !gainedPath,
+        });
         if (gainedPath) stale.push([site, path]);
       }
     }
@@ -804,7 +815,16 @@ describe('Rollup path = raw path (parity)', () => {
     }
     // page!= one path, with those two sessions queued: the one that gained an event counted with
     // its new hits where it has no row under the path, the one that gained /blog/a left out there.
+    // Under /pricing and /thank-you, whose rows are current, the session totals are the site's
+    // rollups less the path's rows, and the orders' sessions are looked up by key
+    // (sessionPagesComplement, noPageRowOfSession); under /blog/a the hits are tested.
     for (const path of ['/pricing', '/blog/a', '/thank-you']) {
+      const without = await app.get(StatsQueryParser).parse(site, { ...RANGES[0], filters: `page!=${path}` });
+      expect({ path, current: without.pageRowsCurrent }).toEqual({ path, current: path !== '/blog/a' });
+      expect({ path, complement: sessionPagesComplement(without, { metrics: ['sessions'] })?.path }).toEqual({
+        path,
+        complement: path === '/blog/a' ? undefined : path,
+      });
       for (const range of RANGES) {
         await expectReportsAgree(site, { ...range, filters: `page!=${path}` }, ['previous_period']);
       }

@@ -311,6 +311,18 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       },
       target: 'filter-page',
     },
+    {
+      // The sessions without a /pricing pageview: the sessions the site's rollups less the page's
+      // rows, each order's session looked up by key.
+      name: 'ecommerce ⟨page!=⟩',
+      route: '/api/v1/sites/{id}/ecommerce',
+      params: dated(() => ({ limit: '10', filters: 'page!=/pricing' })),
+      raw: {
+        dto: EcommerceQueryDto,
+        run: (app, q, dto: EcommerceQueryDto) => app.get(EcommerceService).report(q, dto),
+      },
+      target: 'filter-page',
+    },
     // After the other filtered rows: the same page condition between an import that gave
     // derived sessions `/pricing` and the next `aggregate` (run.ts aggregates after them).
     {

@@ -8,11 +8,13 @@ import {
   combinationSketchesMayAnswer,
   decideTable,
   decideVisitorCount,
+  sessionPagesComplement,
   visitorSketchesMayAnswer,
 } from './plan/table-decider';
 import type { StatsQuery } from './query/stats-query';
 import { ReportDb, ReportStatement } from './report-db';
 import {
+  Aggregate,
   PageviewMetric,
   pageviewMetrics,
   pageviewRollupMetrics,
@@ -78,6 +80,10 @@ export interface StoredSketchRow {
  */
 const INFLATED_SKETCH_BYTES = 16 * 2 ** 20;
 
+/** How a statement gives an aggregate: as the report reads it (metricOut), or as summed, to compute on. */
+type AggregateOut = (d: SqlDialect, name: string, aggregate: Aggregate) => Aggregate;
+const asSummed: AggregateOut = (_d, _name, aggregate) => aggregate;
+
 /**
  * sessionTotals' statement over the range's selected sessions themselves (alias `s`), with `more`
  * columns over them.
@@ -87,6 +93,7 @@ function sessionTotalsOfSessions<M extends SessionMetric>(
   query: StatsQuery,
   metrics: readonly M[],
   more: ReadonlyArray<AliasedRawBuilder<unknown, string>> = [],
+  out: AggregateOut = metricOut,
 ) {
   const m = sessionMetrics('s');
   const source = sessionsSource(query, 's');
@@ -100,55 +107,79 @@ function sessionTotalsOfSessions<M extends SessionMetric>(
       : m[name];
   return d.builder
     .selectFrom(source.from as 'sessions as s')
-    .select([...metrics.map((name) => metricOut(d, name, metric(name)).as(name)), ...more])
+    .select([...metrics.map((name) => out(d, name, metric(name)).as(name)), ...more])
     .where(where.sessions(query, 's', source));
+}
+
+/**
+ * sessionTotals' statement (`out`: its aggregates as the report reads them, or as summed): from
+ * the session rollups where decideTable picks them, else over the selected sessions.
+ */
+function sessionTotalsSelect<M extends SessionMetric>(
+  d: SqlDialect,
+  query: StatsQuery,
+  metrics: readonly M[],
+  out: AggregateOut = metricOut,
+) {
+  const table = decideTable(query, 'sessions', { metrics });
+  if (table.rollupTable === 'session_attribute_rollups') {
+    const r = sessionRollupMetrics('a');
+    // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
+    const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
+      (part) =>
+        d.builder
+          .selectFrom(
+            where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
+          )
+          .select(['a.sessions', 'a.bounces', 'a.session_pageviews', 'a.duration_seconds'])
+          .where(where.sessionAttributeRollups(part.query, 'a')),
+    );
+    return d.builder
+      .selectFrom(unionAllOf(parts).as('a'))
+      .select(metrics.map((name) => out(d, name, r[name as keyof typeof r]).as(name)));
+  }
+  if (table.kind === 'rollup') {
+    const r = sessionRollupMetrics('r');
+    // Each session has exactly one value of each attribute: one attribute's rows add up to them
+    // all. Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
+    const parts = rollupParts(query, 'session_rollups', 'session_day_rollups').map((part) =>
+      d.builder
+        .selectFrom(`${part.table} as r` as 'session_rollups as r')
+        .select(['r.sessions', 'r.bounces', 'r.session_pageviews', 'r.duration_seconds'])
+        .where(where.sessionRollups(part.query, table.rollupDimension ?? 'channel', 'r')),
+    );
+    return d.builder
+      .selectFrom(unionAllOf(parts).as('r'))
+      .select(metrics.map((name) => out(d, name, r[name as keyof typeof r]).as(name)));
+  }
+  return sessionTotalsOfSessions(d, query, metrics, [], out);
 }
 
 /** Statements several reports share; each report's own statements live in its *.queries.ts. */
 export const sharedStatements = {
-  /** Session metrics of the query's sessions (by session start). */
+  /**
+   * Session metrics of the query's sessions (by session start). Under `page!=` one path
+   * (sessionPagesComplement), the site's totals from the session rollups less those of the
+   * path's session_pages rows, in one statement (one moment).
+   */
   sessionTotals<M extends SessionMetric>(
     query: StatsQuery,
     metrics: readonly M[],
   ): ReportStatement<SessionTotals<M>> {
-    const table = decideTable(query, 'sessions', { metrics });
-    if (table.rollupTable === 'session_attribute_rollups') {
-      return (d) => {
-        const r = sessionRollupMetrics('a');
-        // Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
-        const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
-          (part) =>
-            d.builder
-              .selectFrom(
-                where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
-              )
-              .select(['a.sessions', 'a.bounces', 'a.session_pageviews', 'a.duration_seconds'])
-              .where(where.sessionAttributeRollups(part.query, 'a')),
-        );
-        return d.builder
-          .selectFrom(unionAllOf(parts).as('a'))
-          .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
-          .compile();
-      };
+    const without = sessionPagesComplement(query, { metrics });
+    if (without !== undefined) {
+      const { site, page } = without;
+      return (d) =>
+        sql<SessionTotals<M>>`SELECT ${sql.join(
+          metrics.map(
+            (name) =>
+              sql`${metricOut(d, name, sql`${sql.ref(`a.${name}`)} - ${sql.ref(`b.${name}`)}`)} AS ${sql.ref(name)}`,
+          ),
+        )}
+FROM (${sessionTotalsSelect(d, site, metrics, asSummed)}) a
+CROSS JOIN (${sessionTotalsSelect(d, page, metrics, asSummed)}) b`.compile(d.builder);
     }
-    if (table.kind === 'rollup') {
-      return (d) => {
-        const r = sessionRollupMetrics('r');
-        // Each session has exactly one value of each attribute: one attribute's rows add up to them
-        // all. Whole site days from the day rows, the quarter hours around them from the 15-minute rows.
-        const parts = rollupParts(query, 'session_rollups', 'session_day_rollups').map((part) =>
-          d.builder
-            .selectFrom(`${part.table} as r` as 'session_rollups as r')
-            .select(['r.sessions', 'r.bounces', 'r.session_pageviews', 'r.duration_seconds'])
-            .where(where.sessionRollups(part.query, table.rollupDimension ?? 'channel', 'r')),
-        );
-        return d.builder
-          .selectFrom(unionAllOf(parts).as('r'))
-          .select(metrics.map((name) => metricOut(d, name, r[name as keyof typeof r]).as(name)))
-          .compile();
-      };
-    }
-    return (d) => sessionTotalsOfSessions(d, query, metrics).compile();
+    return (d) => sessionTotalsSelect(d, query, metrics).compile();
   },
 
   /**

@@ -2,6 +2,7 @@ import { resolveRange } from '../date-range';
 import { STEP_KEY_CHARS } from '../definitions';
 import { parseFilters } from '../query/filters';
 import type { StatsQuery } from '../query/stats-query';
+import { complementedPage } from '../sql/session-pages';
 import {
   conversionRollupsMayAnswer,
   decideTable,
@@ -9,6 +10,7 @@ import {
   eventBucketsMayAnswer,
   orderRollupsMayAnswer,
   pageEventRollupsPage,
+  sessionPagesComplement,
   storedConversionsMayAnswer,
   storedGoalsMayAnswer,
   visitorSketchesMayAnswer,
@@ -358,6 +360,56 @@ describe('page event rollups', () => {
     const q = query('page!=/pricing');
     const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
     expect(pageEventRollupsPage({ ...q, range: ragged })).toBeUndefined();
+  });
+});
+
+describe('the session rollups less the page rows (sessionPagesComplement)', () => {
+  const current = (filters: string): StatsQuery => ({ ...query(filters), pageRowsCurrent: true });
+  it('answer session totals under page!= one whole path alone while its rows are current', () => {
+    expect(sessionPagesComplement(current('page!=/pricing'), sessions)?.path).toBe('/pricing');
+    expect(sessionPagesComplement(current('page!=/50%\\*'), sessions)?.path).toBe('/50%*');
+    const parts = sessionPagesComplement(current('page!=/pricing|/pricing'), sessions);
+    expect(parts?.site.filters).toEqual([]);
+    expect(parts?.page.filters).toEqual(parseFilters('page==/pricing|/pricing'));
+    expect(parts?.page.pageRowsCurrent).toBe(true);
+    expect(complementedPage(parseFilters('page!=/pricing'))).toEqual([{ text: '/pricing', prefix: false }]);
+    // The rows of a queued session that gained the path, or of none checked: the hits are tested.
+    expect(
+      sessionPagesComplement({ ...current('page!=/pricing'), pageRowsCurrent: false }, sessions),
+    ).toBeUndefined();
+    expect(sessionPagesComplement(query('page!=/pricing'), sessions)).toBeUndefined();
+  });
+
+  it('leave everything else to the raw tables or to the other forms', () => {
+    // Visitors are distinct: the path's do not subtract from the site's.
+    expect(
+      sessionPagesComplement(current('page!=/pricing'), { metrics: ['sessions', 'visitors'] }),
+    ).toBeUndefined();
+    // By bucket or by value: totals only.
+    expect(
+      sessionPagesComplement(current('page!=/pricing'), { ...sessions, dimension: 'country' }),
+    ).toBeUndefined();
+    // page== reads the rows themselves; a prefix or several values, another condition beside.
+    for (const filters of [
+      'page==/pricing',
+      'page!=/blog/*',
+      'page!=/pricing|/about',
+      'page!=/pricing;country==DE',
+      'entry_page!=/pricing',
+      `page!=/${'a'.repeat(STEP_KEY_CHARS)}`,
+    ]) {
+      expect({ filters, path: sessionPagesComplement(current(filters), sessions) }).toEqual({
+        filters,
+        path: undefined,
+      });
+    }
+    expect(complementedPage(parseFilters('page!=/pricing;country==DE'))).toBeUndefined();
+    expect(complementedPage(parseFilters('page!=/blog/*'))).toBeUndefined();
+    expect(sessionPagesComplement({ ...current('page!=/pricing'), tables: 'raw' }, sessions)).toBeUndefined();
+    // The site's rollups answer whole quarter hours only.
+    const q = current('page!=/pricing');
+    const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
+    expect(sessionPagesComplement({ ...q, range: ragged }, sessions)).toBeUndefined();
   });
 });
 

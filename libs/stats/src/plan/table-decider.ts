@@ -324,6 +324,38 @@ export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefine
 }
 
 /**
+ * The path whose session_pages rows, taken from the site's session rollups, leave the sessions
+ * of a query whose one condition is `page!=` that path (sharedStatements.sessionTotals), or
+ * undefined. A session either has a pageview of the path or not, so its sessions are the range's
+ * less those `page==` the path selects: the rollups' sums less the sums of the path's rows. Only
+ * while those rows are current (StatsQuery.pageRowsCurrent: no queued session gained the path
+ * since it was derived), so that a session has a row under it exactly when one of its hits is a
+ * pageview of it; and only for totals (`needs`: no dimension, no buckets) that the site's
+ * session rollups answer over the range. Visitors are distinct and do not subtract.
+ */
+export function sessionPagesComplement(query: StatsQuery, needs: SessionNeeds): PageComplement | undefined {
+  const page = pageEventRollupsPage(query);
+  if (page?.without !== true || query.pageRowsCurrent !== true) return undefined;
+  if (needs.dimension !== undefined || (needs.buckets ?? []).length > 0) return undefined;
+  const site: StatsQuery = { ...query, filters: [] };
+  if (decideTable(site, 'sessions', needs).rollupTable !== 'session_rollups') return undefined;
+  return {
+    path: page.path,
+    site,
+    page: { ...query, filters: query.filters.map((f) => ({ ...f, operator: '==' as const })) },
+  };
+}
+
+/** A `page!=` query as the site's less the path's (sessionPagesComplement). */
+export interface PageComplement {
+  readonly path: string;
+  /** The query without its condition: the range's sessions. */
+  readonly site: StatsQuery;
+  /** The query under `page==` the path: its session_pages rows, current. */
+  readonly page: StatsQuery;
+}
+
+/**
  * Whether the selected sessions' event hits of the range may be read from their rows of
  * session_event_buckets (sql/pageviews-by-session.ts eventsThroughSessions): whole quarter hours,
  * the buckets of those rows, outside the raw path.

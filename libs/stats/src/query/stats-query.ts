@@ -5,7 +5,7 @@ import { Interval, ReportRange } from '../date-range';
 import { ParameterError } from '../parameter-error';
 import { RangeQuery, reportRange } from '../report-range';
 import { conditionsOnSeveralAttributes, type StatsFilter } from '../sql/session-filter';
-import { pagesOfCondition } from '../sql/session-pages';
+import { complementedPage, pagesOfCondition } from '../sql/session-pages';
 import { StatsRepository } from '../stats.repository';
 import { parseFilters } from './filters';
 
@@ -43,7 +43,10 @@ export interface StatsQuery {
    * among those started at most that long before it (pageviews-by-session.ts, crossing).
    */
   readonly longestSessionMillis?: number;
-  /** Under a condition session_pages may answer: its rows of the path were current (SessionScope.pageRowsCurrent). */
+  /**
+   * Under a condition session_pages may answer, or `page!=` one path (complementedPage): its rows
+   * of the path were current (SessionScope.pageRowsCurrent).
+   */
   readonly pageRowsCurrent?: boolean;
   /** Under a `page==` condition with a prefix session_pages answers: its page_keys, when few (SessionScope.pageKeys). */
   readonly pageKeys?: readonly string[];
@@ -68,7 +71,7 @@ export interface ReportParams extends RangeQuery {
  * attributes that conditions on two attributes or more select are read once, and listed when
  * they are few, so that the statements name them (SessionScope.combinations). Under filters, the
  * site's longest session is read too (StatsQuery.longestSessionMillis), and under a condition
- * session_pages may answer, whether its rows of the path are current (StatsQuery.pageRowsCurrent),
+ * session_pages may answer (or `page!=` one path), whether its rows of the path are current (StatsQuery.pageRowsCurrent),
  * and under a prefix, the page_keys under its values when few (StatsQuery.pageKeys).
  */
 @Injectable()
@@ -88,7 +91,7 @@ export class StatsQueryParser {
       : undefined;
     const longestSessionMillis =
       filters.length > 0 ? await this.stats.longestSessionMillis(site.id) : undefined;
-    const pages = pagesOfCondition(filters);
+    const pages = pagesOfCondition(filters) ?? complementedPage(filters);
     const pageRowsCurrent =
       pages === undefined ? undefined : await this.stats.pageRowsCurrent(site.id, pages);
     const pageKeys =

@@ -230,6 +230,19 @@ export function pagesOfCondition(filters: readonly StatsFilter[]): readonly Filt
 }
 
 /**
+ * Under `page!=` one whole path page_key tells apart, alone, that path as pagesOfCondition gives
+ * it for `page==`: the sessions it selects are the range's less that path's rows
+ * (sessionPagesComplement), while those rows are current (StatsQuery.pageRowsCurrent).
+ */
+export function complementedPage(filters: readonly StatsFilter[]): readonly FilterValue[] | undefined {
+  if (filters.length !== 1) return undefined;
+  const [f] = filters;
+  if (f.dimension !== 'page' || f.operator !== '!=') return undefined;
+  const values = pagesOfCondition([{ ...f, operator: '==' }]);
+  return values?.length === 1 && !values[0].prefix ? values : undefined;
+}
+
+/**
  * The session_pages rows that are the sessions a request's one condition selects, read in place
  * of a test of each of the range's sessions (sessionsSource):
  *

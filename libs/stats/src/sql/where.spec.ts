@@ -37,11 +37,23 @@ describe("where.sessionOfRowByKey: a row's session, read by key", () => {
     expect(condition).not.toContain('sessions');
   });
 
+  it("under page!= one path whose rows are current, reads the session's row for its start and finds no row under the path", () => {
+    const condition = text('page!=/pricing', true);
+    expect(condition).toBe(
+      'SELECT 1 WHERE (EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = `po`.`site_id` AND fs.session_id = `po`.`session_id` AND fs.started_at >= ? AND fs.started_at < ?)' +
+        ' AND NOT EXISTS (SELECT 1 FROM session_pages fp FORCE INDEX (ix_session_pages_session) WHERE fp.site_id = `po`.`site_id` AND fp.session_id = `po`.`session_id` AND `fp`.`page_key` = ?))',
+    );
+    expect(condition).not.toContain('hits');
+  });
+
   it('is undefined when those rows are not current, or for any other condition', () => {
     for (const [filters, current] of [
       ['page==/pricing', false],
       ['page==/pricing', undefined],
-      ['page!=/pricing', true],
+      ['page!=/pricing', false],
+      ['page!=/pricing', undefined],
+      ['page!=/blog/*', true],
+      ['page!=/pricing;country==DE', true],
       ['entry_page==/pricing', true],
       ['country==DE', true],
       ['', true],

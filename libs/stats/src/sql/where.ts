@@ -5,6 +5,7 @@ import { col } from './col';
 import {
   andAlso,
   combinationSelected,
+  noPageRowOfSession,
   pageRowOfSession,
   queuedSessionSelected,
   rollupValueSelected,
@@ -64,11 +65,13 @@ export const where = {
    * current, the session's row there, looked up by session (pageRowOfSession), where the
    * condition on the hits may build the set of every session with a pageview of the path (at 10M
    * pageviews under `page==/pricing`, some 700k sessions, for the 84,561 sessions of the range's
-   * orders), and the session's own row is not read. Undefined otherwise: the caller reads each
-   * session's row by key and tests it with where.sessions.
+   * orders), and the session's own row is not read; under `page!=` one path whose rows are
+   * current, the session's row in sessions for its start, and no row of it under the path
+   * (noPageRowOfSession). Undefined otherwise: the caller reads each session's row by key and
+   * tests it with where.sessions.
    */
   sessionOfRowByKey(query: StatsQuery, alias: string): Expression<SqlBool> | undefined {
-    if (sessionPagesPaths(query) === undefined) return undefined;
+    if (sessionPagesPaths(query) === undefined) return noPageRowOfSession(query, alias, query.range);
     return pageRowOfSession(query, alias, query.range);
   },
 
