@@ -9,6 +9,7 @@ import {
   parseFilters,
   ReportStatement,
   resolveRange,
+  sessionPagesComplement,
   sharedStatements,
   StatsQuery,
   storedGoalSelection,
@@ -146,6 +147,14 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'filtered.top-lists.entry-prefix': overviewStatements.topLists(entryPrefix, 10),
   'filtered.conversions.stored-converted-counts.one-page': conversionsStatements.storedConvertedCounts(
     onePage,
+    goals,
+  ),
+  // `page!=` one path with its rows current: the site's conversion rollups less the path's stored goals.
+  'filtered.conversions.converted-counts-less-page': conversionsStatements.convertedCountsLessPage(
+    sessionPagesComplement(
+      { ...onePage, filters: parseFilters('page!=/pricing') },
+      { metrics: ['sessions'] },
+    )!,
     goals,
   ),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),

@@ -16,7 +16,9 @@ import {
   ReportStatement,
   rollupParts,
   RollupPart,
+  PageComplement,
   sessionMetrics,
+  sessionPagesComplement,
   sessionsSource,
   sessionSelected,
   settled,
@@ -101,8 +103,42 @@ function rolledUpWithTail(
     .select([
       sql<number | string>`${converted} + t.converted`.as('converted'),
       ...goals.map((g, i) => sql<number | string>`${perGoal(g)} + ${sql.ref(`t.goal_${i}`)}`.as(`goal_${i}`)),
-    ])
-    .compile();
+    ]);
+}
+
+/** rolledUpConversionCounts' statement, uncompiled. */
+function rolledUpCounts(d: SqlDialect, query: StatsQuery, goals: GoalDefinition[]) {
+  const tail = conversionTail(query, goals);
+  if (query.filters.length > 0) {
+    const parts = rollupParts(query, 'goal_attribute_rollups', 'goal_attribute_day_rollups');
+    const sessionsOf = (goalId: number) =>
+      sessionsOver(
+        d,
+        parts,
+        'g',
+        (part) => sql<SqlBool>`g.goal_id = ${goalId} AND ${where.sessionAttributeRollups(part, 'g')}`,
+      );
+    return rolledUpWithTail(d, goals, tail, sessionsOf(ANY_GOAL), (g) => sessionsOf(g.id));
+  }
+  // Whole site days from the day rows (one a channel and day), the rest from the 15-minute
+  // rows: at 10M pageviews the 15-minute rows of a 30-day range were ~23k of the ~28k rows
+  // this statement read (BENCHMARKS.md run AR).
+  const converted = sessionsOver(
+    d,
+    rollupParts(query, 'converted_rollups', 'converted_day_rollups'),
+    'r',
+    (part) => where.sessionRollups(part, 'channel', 'r'),
+  );
+  // Each goal's rows likewise: ~2,900 15-minute rows a goal over 30 days at 10M pageviews.
+  const goalParts = rollupParts(query, 'goal_rollups', 'goal_day_rollups');
+  const perGoal = (g: GoalDefinition) =>
+    sessionsOver(d, goalParts, 'g', (part) => where.goalRollups(part, g.id, 'g'));
+  return rolledUpWithTail(d, goals, tail, converted, perGoal);
+}
+
+/** storedConvertedCounts' statement, uncompiled. */
+function storedCounts(d: SqlDialect, query: StatsQuery, goals: GoalDefinition[]) {
+  return sums(goals, storedConvertedRows(query, goals, d.orderedJoin, { perGoal: true }), false);
 }
 
 export const conversionsStatements = {
@@ -151,34 +187,7 @@ export const conversionsStatements = {
     query: StatsQuery,
     goals: GoalDefinition[],
   ): ReportStatement<Record<string, number | string>> {
-    return (d) => {
-      const tail = conversionTail(query, goals);
-      if (query.filters.length > 0) {
-        const parts = rollupParts(query, 'goal_attribute_rollups', 'goal_attribute_day_rollups');
-        const sessionsOf = (goalId: number) =>
-          sessionsOver(
-            d,
-            parts,
-            'g',
-            (part) => sql<SqlBool>`g.goal_id = ${goalId} AND ${where.sessionAttributeRollups(part, 'g')}`,
-          );
-        return rolledUpWithTail(d, goals, tail, sessionsOf(ANY_GOAL), (g) => sessionsOf(g.id));
-      }
-      // Whole site days from the day rows (one a channel and day), the rest from the 15-minute
-      // rows: at 10M pageviews the 15-minute rows of a 30-day range were ~23k of the ~28k rows
-      // this statement read (BENCHMARKS.md run AR).
-      const converted = sessionsOver(
-        d,
-        rollupParts(query, 'converted_rollups', 'converted_day_rollups'),
-        'r',
-        (part) => where.sessionRollups(part, 'channel', 'r'),
-      );
-      // Each goal's rows likewise: ~2,900 15-minute rows a goal over 30 days at 10M pageviews.
-      const goalParts = rollupParts(query, 'goal_rollups', 'goal_day_rollups');
-      const perGoal = (g: GoalDefinition) =>
-        sessionsOver(d, goalParts, 'g', (part) => where.goalRollups(part, g.id, 'g'));
-      return rolledUpWithTail(d, goals, tail, converted, perGoal);
-    };
+    return (d) => rolledUpCounts(d, query, goals).compile();
   },
 
   /**
@@ -230,9 +239,27 @@ export const conversionsStatements = {
     query: StatsQuery,
     goals: GoalDefinition[],
   ): ReportStatement<Record<string, number | string>> {
+    return (d) => storedCounts(d, query, goals).compile(d.builder);
+  },
+
+  /**
+   * The converted sessions of conversionCounts under `page!=` one path whose session_pages rows
+   * are current (`without`: sessionPagesComplement): the site's from the conversion rollups
+   * (rolledUpConversionCounts) less the path's from the goals stored for its rows
+   * (storedConvertedCounts under `page==` the path), in one statement. A session either has a
+   * pageview of the path or not, so each count is the range's less the path's.
+   */
+  convertedCountsLessPage(
+    without: PageComplement,
+    goals: GoalDefinition[],
+  ): ReportStatement<Record<string, number | string>> {
     return (d) => {
-      const rows = storedConvertedRows(query, goals, d.orderedJoin, { perGoal: true });
-      return sums(goals, rows, false).compile(d.builder);
+      const less = (c: string) => sql`${sql.ref(`a.${c}`)} - ${sql.ref(`b.${c}`)} AS ${sql.ref(c)}`;
+      return sql<Record<string, number | string>>`SELECT ${sql.join(
+        ['converted', ...goals.map((_, i) => `goal_${i}`)].map(less),
+      )}
+FROM (${rolledUpCounts(d, without.site, goals)}) a
+CROSS JOIN (${storedCounts(d, without.page, goals)}) b`.compile(d.builder);
     };
   },
 };
@@ -261,6 +288,15 @@ export class ConversionsQueries {
       goalAttributeRollupsMayAnswer(query, conversionGoals.rolledUp)
     ) {
       return withTotals(conversionsStatements.rolledUpConversionCounts(query, goals));
+    }
+    // page!= one path: the site's less the path's (sessionPagesComplement).
+    const without = sessionPagesComplement(query, { metrics: ['sessions'] });
+    if (
+      without !== undefined &&
+      conversionRollupsMayAnswer(without.site, conversionGoals.rolledUp) &&
+      storedConversionsMayAnswer(without.page, conversionGoals.rolledUp)
+    ) {
+      return withTotals(conversionsStatements.convertedCountsLessPage(without, goals));
     }
     const selection = storedGoalSelection(query.filters);
     if (selection !== null && storedGoalsMayAnswer(query, conversionGoals.rolledUp)) {
