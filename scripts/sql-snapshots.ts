@@ -157,6 +157,11 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     )!,
     goals,
   ),
+  // `page!=` one path with its rows current: the site's pageview rollup less the path's sessions' pageviews.
+  'filtered.engagement.pageview-engagement.without-one-page': engagementStatements.pageviewEngagement({
+    ...onePage,
+    filters: parseFilters('page!=/pricing'),
+  }),
   'filtered.top-lists.by-country': overviewStatements.topLists(byCountry, 10),
   'filtered.top-lists.two-attributes': overviewStatements.topLists(twoAttributes, 10),
   'filtered.funnel.every-kind': funnelStatements.visitorsPerStepBackwards(

@@ -14,7 +14,8 @@ import {
 import type { StatsQuery } from './query/stats-query';
 import { ReportDb, ReportStatement } from './report-db';
 import {
-  Aggregate,
+  AggregateOut,
+  asSummed,
   PageviewMetric,
   pageviewMetrics,
   pageviewRollupMetrics,
@@ -79,10 +80,6 @@ export interface StoredSketchRow {
  * so ~130 of them, the day sketches of a 30-day range of four busy sites.
  */
 const INFLATED_SKETCH_BYTES = 16 * 2 ** 20;
-
-/** How a statement gives an aggregate: as the report reads it (metricOut), or as summed, to compute on. */
-type AggregateOut = (d: SqlDialect, name: string, aggregate: Aggregate) => Aggregate;
-const asSummed: AggregateOut = (_d, _name, aggregate) => aggregate;
 
 /**
  * sessionTotals' statement over the range's selected sessions themselves (alias `s`), with `more`

@@ -1,5 +1,7 @@
 import type { SqlDialect } from '@app/db';
 import {
+  AggregateOut,
+  asSummed,
   col,
   combinationSketchesMayAnswer,
   decideTable,
@@ -12,6 +14,7 @@ import {
   SCROLL_DEPTH_BUCKETS,
   scrollDepthCounts,
   scrollDepthRollupCounts,
+  sessionPagesComplement,
   sessionsSource,
   SESSIONS_BY_REPEAT,
   SESSIONS_BY_VISITOR,
@@ -44,52 +47,71 @@ export interface VisitorReturns {
 
 type Count = number | string;
 
+/** The metrics pageviewEngagement reads. */
+const PAGEVIEW_ENGAGEMENT = ['timeOnPageSum', 'timedPageviews', 'scrollDepth'] as const;
+
+/**
+ * pageviewEngagement's statement over the query's pageviews (`tsum`, `timed`, `b0`…`b3`): under
+ * filters through the selected sessions, else from the pageview rollup or the hits.
+ */
+function pageviewEngagementSelect(d: SqlDialect, query: StatsQuery, out: AggregateOut) {
+  const table = decideTable(query, 'hits', { metrics: PAGEVIEW_ENGAGEMENT });
+  if (table.kind === 'throughSessions') {
+    // Under filters: the selected sessions' pageviews of the range, a whole session's from
+    // its own sums (pageviewEngagementBySession).
+    const sum = (column: string) => sql<Count>`COALESCE(SUM(${col('u', column)}), 0)`;
+    return d.builder
+      .selectFrom(pageviewEngagementBySession(d, query).as('u'))
+      .select([
+        out(d, 'timeOnPageSum', sum('tsum')).as('tsum'),
+        sum('timed').as('timed'),
+        ...SCROLL_DEPTH_BUCKETS.map((_, i) => sum(`b${i}`).as(`b${i}`)),
+      ]);
+  }
+  if (table.kind === 'rollup') {
+    const r = pageviewRollupMetrics('r');
+    return d.builder
+      .selectFrom('hit_rollups as r')
+      .select([
+        out(d, 'timeOnPageSum', r.timeOnPageSum).as('tsum'),
+        r.timedPageviews.as('timed'),
+        ...scrollDepthRollupCounts('r').map((count, i) => count.as(`b${i}`)),
+      ])
+      .where(where.hitRollups(query, 'r'));
+  }
+  const m = pageviewMetrics('h');
+  return d.builder
+    .selectFrom('hits as h')
+    .select([
+      out(d, 'timeOnPageSum', m.timeOnPageSum).as('tsum'),
+      m.timedPageviews.as('timed'),
+      ...scrollDepthCounts('h').map((count, i) => count.as(`b${i}`)),
+    ])
+    .where(where.hits(query, 'h', 'pageview'));
+}
+
 export const engagementStatements = {
-  /** Over the pageviews whose own ts is in the range. */
+  /**
+   * Over the pageviews whose own ts is in the range. Under `page!=` one path whose rows are
+   * current (sessionPagesComplement), the site's pageview rollup less the pageviews of the
+   * path's sessions (as under `page==` it), in one statement.
+   */
   pageviewEngagement(query: StatsQuery): ReportStatement<Record<string, Count>> {
-    const needs = { metrics: ['timeOnPageSum', 'timedPageviews', 'scrollDepth'] as const };
-    const table = decideTable(query, 'hits', needs);
-    if (table.kind === 'throughSessions') {
-      // Under filters: the selected sessions' pageviews of the range, a whole session's from
-      // its own sums (pageviewEngagementBySession).
+    const without = sessionPagesComplement(query, { metrics: PAGEVIEW_ENGAGEMENT }, 'hits');
+    if (without !== undefined) {
       return (d) => {
-        const sum = (column: string) => sql<Count>`COALESCE(SUM(${col('u', column)}), 0)`;
-        return d.builder
-          .selectFrom(pageviewEngagementBySession(d, query).as('u'))
-          .select([
-            metricOut(d, 'timeOnPageSum', sum('tsum')).as('tsum'),
-            sum('timed').as('timed'),
-            ...SCROLL_DEPTH_BUCKETS.map((_, i) => sum(`b${i}`).as(`b${i}`)),
-          ])
-          .compile();
+        const less = (c: string) => sql<Count>`${sql.ref(`a.${c}`)} - ${sql.ref(`b.${c}`)}`;
+        return sql<
+          Record<string, Count>
+        >`SELECT ${metricOut(d, 'timeOnPageSum', less('tsum'))} AS tsum, ${less('timed')} AS timed${sql.join(
+          SCROLL_DEPTH_BUCKETS.map((_, i) => sql`, ${less(`b${i}`)} AS ${sql.ref(`b${i}`)}`),
+          sql``,
+        )}
+FROM (${pageviewEngagementSelect(d, without.site, asSummed)}) a
+CROSS JOIN (${pageviewEngagementSelect(d, without.page, asSummed)}) b`.compile(d.builder);
       };
     }
-    if (table.kind === 'rollup') {
-      return (d) => {
-        const r = pageviewRollupMetrics('r');
-        return d.builder
-          .selectFrom('hit_rollups as r')
-          .select([
-            metricOut(d, 'timeOnPageSum', r.timeOnPageSum).as('tsum'),
-            r.timedPageviews.as('timed'),
-            ...scrollDepthRollupCounts('r').map((count, i) => count.as(`b${i}`)),
-          ])
-          .where(where.hitRollups(query, 'r'))
-          .compile();
-      };
-    }
-    return (d) => {
-      const m = pageviewMetrics('h');
-      return d.builder
-        .selectFrom('hits as h')
-        .select([
-          metricOut(d, 'timeOnPageSum', m.timeOnPageSum).as('tsum'),
-          m.timedPageviews.as('timed'),
-          ...scrollDepthCounts('h').map((count, i) => count.as(`b${i}`)),
-        ])
-        .where(where.hits(query, 'h', 'pageview'))
-        .compile();
-    };
+    return (d) => pageviewEngagementSelect(d, query, metricOut).compile();
   },
 
   /**

@@ -372,6 +372,13 @@ describe('the session rollups less the page rows (sessionPagesComplement)', () =
     expect(parts?.site.filters).toEqual([]);
     expect(parts?.page.filters).toEqual(parseFilters('page==/pricing|/pricing'));
     expect(parts?.page.pageRowsCurrent).toBe(true);
+    // The pageviews of the selected sessions: the site's pageview rollup less the path's.
+    const pageviews = { metrics: ['timeOnPageSum', 'timedPageviews', 'scrollDepth'] as const };
+    expect(sessionPagesComplement(current('page!=/pricing'), pageviews, 'hits')?.path).toBe('/pricing');
+    expect(sessionPagesComplement(current('page!=/pricing'), pageviews)).toBeUndefined();
+    const q = current('page!=/pricing');
+    const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
+    expect(sessionPagesComplement({ ...q, range: ragged }, pageviews, 'hits')).toBeUndefined();
     expect(complementedPage(parseFilters('page!=/pricing'))).toEqual([{ text: '/pricing', prefix: false }]);
     // The rows of a queued session that gained the path, or of none checked: the hits are tested.
     expect(

@@ -331,14 +331,22 @@ export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefine
  * while those rows are current (StatsQuery.pageRowsCurrent: no queued session gained the path
  * since it was derived), so that a session has a row under it exactly when one of its hits is a
  * pageview of it; and only for totals (`needs`: no dimension, no buckets) that the site's
- * session rollups answer over the range. Visitors are distinct and do not subtract.
+ * rollups of `source` answer over the range: the session rollups, or for the pageviews of the
+ * selected sessions (their own ts in the range), the pageview rollup. Visitors are distinct and
+ * do not subtract.
  */
-export function sessionPagesComplement(query: StatsQuery, needs: SessionNeeds): PageComplement | undefined {
+export function sessionPagesComplement(
+  query: StatsQuery,
+  needs: SessionNeeds,
+  source: 'sessions' | 'hits' = 'sessions',
+): PageComplement | undefined {
   const page = pageEventRollupsPage(query);
   if (page?.without !== true || query.pageRowsCurrent !== true) return undefined;
   if (needs.dimension !== undefined || (needs.buckets ?? []).length > 0) return undefined;
   const site: StatsQuery = { ...query, filters: [] };
-  if (decideTable(site, 'sessions', needs).rollupTable !== 'session_rollups') return undefined;
+  const table = decideTable(site, source, needs);
+  const rolledUp = source === 'sessions' ? table.rollupTable === 'session_rollups' : table.kind === 'rollup';
+  if (!rolledUp) return undefined;
   return {
     path: page.path,
     site,

@@ -125,3 +125,10 @@ export function metricOut(d: SqlDialect, name: string, aggregate: Aggregate): Ag
   const scale = DECIMAL_METRICS[name];
   return scale === undefined ? aggregate : d.decimalText(aggregate, scale);
 }
+
+/**
+ * How a statement gives an aggregate: as the report reads it (metricOut), or as summed
+ * (asSummed), for a statement that computes on it first (the site's less a path's).
+ */
+export type AggregateOut = (d: SqlDialect, name: string, aggregate: Aggregate) => Aggregate;
+export const asSummed: AggregateOut = (_d, _name, aggregate) => aggregate;
