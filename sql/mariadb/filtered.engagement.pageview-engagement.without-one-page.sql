@@ -32,8 +32,8 @@
 --   $30 = 2026-03-19T23:00:00.000Z
 --   $31 = 2026-04-02T22:00:00.000Z
 SELECT
-  `a`.`tsum` - `b`.`tsum` AS tsum,
-  `a`.`timed` - `b`.`timed` AS timed,
+  `a`.`tsum` - `b`.`tsum` AS `tsum`,
+  `a`.`timed` - `b`.`timed` AS `timed`,
   `a`.`b0` - `b`.`b0` AS `b0`,
   `a`.`b1` - `b`.`b1` AS `b1`,
   `a`.`b2` - `b`.`b2` AS `b2`,

@@ -18,6 +18,7 @@ import {
   asSummed,
   PageviewMetric,
   pageviewMetrics,
+  rowLess,
   pageviewRollupMetrics,
   SessionMetric,
   sessionMetrics,
@@ -167,14 +168,12 @@ export const sharedStatements = {
     if (without !== undefined) {
       const { site, page } = without;
       return (d) =>
-        sql<SessionTotals<M>>`SELECT ${sql.join(
-          metrics.map(
-            (name) =>
-              sql`${metricOut(d, name, sql`${sql.ref(`a.${name}`)} - ${sql.ref(`b.${name}`)}`)} AS ${sql.ref(name)}`,
-          ),
-        )}
-FROM (${sessionTotalsSelect(d, site, metrics, asSummed)}) a
-CROSS JOIN (${sessionTotalsSelect(d, page, metrics, asSummed)}) b`.compile(d.builder);
+        rowLess<SessionTotals<M>>(
+          metrics,
+          sessionTotalsSelect(d, site, metrics, asSummed),
+          sessionTotalsSelect(d, page, metrics, asSummed),
+          (name, difference) => metricOut(d, name, difference),
+        ).compile(d.builder);
     }
     return (d) => sessionTotalsSelect(d, query, metrics).compile();
   },

@@ -11,6 +11,7 @@ import {
   pageviewRollupMetrics,
   ReportDb,
   ReportStatement,
+  rowLess,
   SCROLL_DEPTH_BUCKETS,
   scrollDepthCounts,
   scrollDepthRollupCounts,
@@ -99,17 +100,14 @@ export const engagementStatements = {
   pageviewEngagement(query: StatsQuery): ReportStatement<Record<string, Count>> {
     const without = sessionPagesComplement(query, { metrics: PAGEVIEW_ENGAGEMENT }, 'hits');
     if (without !== undefined) {
-      return (d) => {
-        const less = (c: string) => sql<Count>`${sql.ref(`a.${c}`)} - ${sql.ref(`b.${c}`)}`;
-        return sql<
-          Record<string, Count>
-        >`SELECT ${metricOut(d, 'timeOnPageSum', less('tsum'))} AS tsum, ${less('timed')} AS timed${sql.join(
-          SCROLL_DEPTH_BUCKETS.map((_, i) => sql`, ${less(`b${i}`)} AS ${sql.ref(`b${i}`)}`),
-          sql``,
-        )}
-FROM (${pageviewEngagementSelect(d, without.site, asSummed)}) a
-CROSS JOIN (${pageviewEngagementSelect(d, without.page, asSummed)}) b`.compile(d.builder);
-      };
+      return (d) =>
+        rowLess<Record<string, Count>>(
+          ['tsum', 'timed', ...SCROLL_DEPTH_BUCKETS.map((_, i) => `b${i}`)],
+          pageviewEngagementSelect(d, without.site, asSummed),
+          pageviewEngagementSelect(d, without.page, asSummed),
+          (column, difference) =>
+            column === 'tsum' ? metricOut(d, 'timeOnPageSum', difference) : difference,
+        ).compile(d.builder);
     }
     return (d) => pageviewEngagementSelect(d, query, metricOut).compile();
   },

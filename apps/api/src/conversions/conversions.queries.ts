@@ -16,6 +16,7 @@ import {
   ReportStatement,
   rollupParts,
   RollupPart,
+  rowLess,
   PageComplement,
   sessionMetrics,
   sessionPagesComplement,
@@ -253,14 +254,12 @@ export const conversionsStatements = {
     without: PageComplement,
     goals: GoalDefinition[],
   ): ReportStatement<Record<string, number | string>> {
-    return (d) => {
-      const less = (c: string) => sql`${sql.ref(`a.${c}`)} - ${sql.ref(`b.${c}`)} AS ${sql.ref(c)}`;
-      return sql<Record<string, number | string>>`SELECT ${sql.join(
-        ['converted', ...goals.map((_, i) => `goal_${i}`)].map(less),
-      )}
-FROM (${rolledUpCounts(d, without.site, goals)}) a
-CROSS JOIN (${storedCounts(d, without.page, goals)}) b`.compile(d.builder);
-    };
+    return (d) =>
+      rowLess<Record<string, number | string>>(
+        ['converted', ...goals.map((_, i) => `goal_${i}`)],
+        rolledUpCounts(d, without.site, goals),
+        storedCounts(d, without.page, goals),
+      ).compile(d.builder);
   },
 };
 

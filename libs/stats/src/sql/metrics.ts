@@ -1,5 +1,5 @@
 import type { DecimalScale, SqlDialect } from '@app/db/dialect';
-import { RawBuilder, sql } from 'kysely';
+import { Expression, RawBuilder, sql } from 'kysely';
 import { col } from './col';
 
 /**
@@ -132,3 +132,22 @@ export function metricOut(d: SqlDialect, name: string, aggregate: Aggregate): Ag
  */
 export type AggregateOut = (d: SqlDialect, name: string, aggregate: Aggregate) => Aggregate;
 export const asSummed: AggregateOut = (_d, _name, aggregate) => aggregate;
+
+/**
+ * One row of `site`'s `columns` less `page`'s, each a one-row statement with those columns as
+ * summed (asSummed), each difference as `out` gives it (metricOut where a column is a metric):
+ * a `page!=` query's figures from the site's and the path's (sessionPagesComplement), in one
+ * statement, so at one moment.
+ */
+export function rowLess<R>(
+  columns: readonly string[],
+  site: Expression<unknown>,
+  page: Expression<unknown>,
+  out: (column: string, difference: Aggregate) => Aggregate = (_column, difference) => difference,
+): RawBuilder<R> {
+  const less = (c: string) =>
+    sql`${out(c, sql<number | string>`${sql.ref(`a.${c}`)} - ${sql.ref(`b.${c}`)}`)} AS ${sql.ref(c)}`;
+  return sql<R>`SELECT ${sql.join(columns.map(less))}
+FROM (${site}) a
+CROSS JOIN (${page}) b`;
+}
