@@ -6,7 +6,7 @@ import { wholeSiteDays } from '../rollups/day-split';
 import { PAIR_DIMENSIONS, PATH_DIMENSIONS, rollupCovers } from '../rollups/session-rollup';
 import type { PageviewMetric, SessionMetric } from '../sql/metrics';
 import { selectsFewCombinations, storedGoalSelection } from '../sql/session-filter';
-import { pagesOfCondition } from '../sql/session-pages';
+import { soleWholePage } from '../sql/session-pages';
 
 /**
  * Where a report's rows come from: sessions by start; pageviews and events, orders by their
@@ -314,19 +314,15 @@ export interface RolledUpPage {
  * from the raw tables on top of them.
  */
 export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefined {
-  if (query.tables === 'raw' || query.filters.length !== 1 || !rollupCovers(query.range)) return undefined;
-  const [condition] = query.filters;
-  // The path of `page!=` as of `page==`: one value page_key tells apart (a path of
-  // STEP_KEY_CHARS or more is cut there).
-  const values = pagesOfCondition([{ ...condition, operator: '==' }]);
-  if (values?.length !== 1 || values[0].prefix) return undefined;
-  return { path: values[0].text, without: condition.operator === '!=' };
+  if (query.tables === 'raw' || !rollupCovers(query.range)) return undefined;
+  const page = soleWholePage(query.filters);
+  return page === undefined ? undefined : { path: page.value.text, without: page.without };
 }
 
 /**
- * The path whose session_pages rows, taken from the site's session rollups, leave the sessions
- * of a query whose one condition is `page!=` that path (sharedStatements.sessionTotals), or
- * undefined. A session either has a pageview of the path or not, so its sessions are the range's
+ * A query whose one condition is `page!=` one path as the site's query less the path's: the
+ * site's rollups less the path's session_pages rows (sharedStatements.sessionTotals and the
+ * report statements that name this), or undefined. A session either has a pageview of the path or not, so its sessions are the range's
  * less those `page==` the path selects: the rollups' sums less the sums of the path's rows. Only
  * while those rows are current (StatsQuery.pageRowsCurrent: no queued session gained the path
  * since it was derived), so that a session has a row under it exactly when one of its hits is a

@@ -260,6 +260,13 @@ export function rowOfSelectedSession(
   return sql<SqlBool>`EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${andAlso(sessionSelected(scope, 'fs', bySession))})`;
 }
 
+/** ` AND` the session row `alias` started in `startedIn`, when given. */
+function startedWithin(alias: string, startedIn?: { startUtc: Date; endUtc: Date }): RawBuilder<unknown> {
+  return startedIn === undefined
+    ? sql``
+    : sql` AND ${sql.raw(alias)}.started_at >= ${startedIn.startUtc} AND ${sql.raw(alias)}.started_at < ${startedIn.endUtc}`;
+}
+
 /**
  * Under `page==` paths or prefixes whose session_pages rows are current (sessionPagesPaths): the
  * session of row `row` (which carries site_id and session_id) has a row there under them, with the
@@ -278,11 +285,7 @@ export function pageRowOfSession(
   const page = sessionPageRows(scope);
   if (page === undefined || page.endpoint !== undefined) return undefined;
   const rows = tableWithIndexMarker(SESSION_PAGES, 'fs', SESSION_PAGES_BY_SESSION);
-  const started =
-    startedIn === undefined
-      ? sql``
-      : sql` AND fs.started_at >= ${startedIn.startUtc} AND fs.started_at < ${startedIn.endUtc}`;
-  return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${started} AND ${pageKeyUnderAny('fs', page.values)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
+  return sql<SqlBool>`EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${startedWithin('fs', startedIn)} AND ${pageKeyUnderAny('fs', page.values)}${andAlso(pageRowAttributes(scope, page, 'fs'))})`;
 }
 
 /**
@@ -303,11 +306,7 @@ export function noPageRowOfSession(
   const pages = complementedPage(scope.filters);
   if (scope.tables === 'raw' || scope.pageRowsCurrent !== true || pages === undefined) return undefined;
   const rows = tableWithIndexMarker(SESSION_PAGES, 'fp', SESSION_PAGES_BY_SESSION);
-  const started =
-    startedIn === undefined
-      ? sql``
-      : sql` AND fs.started_at >= ${startedIn.startUtc} AND fs.started_at < ${startedIn.endUtc}`;
-  return sql<SqlBool>`(EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${started}) AND NOT EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fp.site_id = ${col(row, 'site_id')} AND fp.session_id = ${col(row, 'session_id')} AND ${pageKeyUnderAny('fp', pages)}))`;
+  return sql<SqlBool>`(EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${startedWithin('fs', startedIn)}) AND NOT EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fp.site_id = ${col(row, 'site_id')} AND fp.session_id = ${col(row, 'session_id')} AND ${pageKeyUnderAny('fp', pages)}))`;
 }
 
 /**

@@ -230,16 +230,28 @@ export function pagesOfCondition(filters: readonly StatsFilter[]): readonly Filt
 }
 
 /**
- * Under `page!=` one whole path page_key tells apart, alone, that path as pagesOfCondition gives
- * it for `page==`: the sessions it selects are the range's less that path's rows
- * (sessionPagesComplement), while those rows are current (StatsQuery.pageRowsCurrent).
+ * The one condition of `filters`, alone, when it is `page==` or `page!=` one whole path page_key
+ * tells apart: that path as pagesOfCondition gives it for `page==` (a path of STEP_KEY_CHARS or
+ * more is cut there), and whether it is negated.
  */
-export function complementedPage(filters: readonly StatsFilter[]): readonly FilterValue[] | undefined {
+export function soleWholePage(
+  filters: readonly StatsFilter[],
+): { value: FilterValue; without: boolean } | undefined {
   if (filters.length !== 1) return undefined;
   const [f] = filters;
-  if (f.dimension !== 'page' || f.operator !== '!=') return undefined;
   const values = pagesOfCondition([{ ...f, operator: '==' }]);
-  return values?.length === 1 && !values[0].prefix ? values : undefined;
+  if (values?.length !== 1 || values[0].prefix) return undefined;
+  return { value: values[0], without: f.operator === '!=' };
+}
+
+/**
+ * Under `page!=` one whole path alone (soleWholePage), that path: the sessions it selects are the
+ * range's less that path's rows (sessionPagesComplement), while those rows are current
+ * (StatsQuery.pageRowsCurrent).
+ */
+export function complementedPage(filters: readonly StatsFilter[]): readonly FilterValue[] | undefined {
+  const page = soleWholePage(filters);
+  return page?.without === true ? [page.value] : undefined;
 }
 
 /**
