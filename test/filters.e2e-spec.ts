@@ -392,6 +392,41 @@ describe('filters (SPEC §3)', () => {
       ]);
     });
 
+    it("under page!= one path, the site's sessions less the path's: a value all of whose sessions saw it is no value", async () => {
+      // page!=/pricing: B (FR, mobile, bounced, 05-04), C (US, desktop, 05-05), D ((unknown),
+      // tablet, 05-05) and F (GB, desktop, bounced, 05-05); A (DE) and G (US) saw /pricing. The
+      // site's session rollup rows less the path's session_pages rows (sessionPagesComplement):
+      // DE sums to 0 and is left out as the raw path leaves it, not ranked fifth.
+      expect(
+        await breakdown({ metric: 'sessions', dimension: 'country', filters: 'page!=/pricing', limit: '5' }),
+      ).toEqual([
+        { value: '(unknown)', total: 1, points: [0, 1] },
+        { value: 'FR', total: 1, points: [1, 0] },
+        { value: 'GB', total: 1, points: [0, 1] },
+        { value: 'US', total: 1, points: [0, 1] },
+        { value: 'Other', total: 0, points: [0, 0] },
+      ]);
+      expect(
+        await breakdown({ metric: 'sessions', dimension: 'country', filters: 'page!=/pricing', limit: '2' }),
+      ).toEqual([
+        { value: '(unknown)', total: 1, points: [0, 1] },
+        { value: 'FR', total: 1, points: [1, 0] },
+        { value: 'Other', total: 2, points: [0, 2] },
+      ]);
+      // desktop: C and F, F bounced; Other: B (mobile, bounced) on the 4th, D (tablet) on the 5th.
+      expect(
+        await breakdown({
+          metric: 'bounce_rate',
+          dimension: 'device',
+          filters: 'page!=/pricing',
+          limit: '1',
+        }),
+      ).toEqual([
+        { value: 'desktop', total: 50, points: [0, 50] },
+        { value: 'Other', total: 50, points: [100, 0] },
+      ]);
+    });
+
     it('pageviews take their session attribute; only the selected sessions count', async () => {
       expect(await breakdown({ metric: 'pageviews', dimension: 'device', filters: 'country==DE' })).toEqual([
         { value: 'desktop', total: 2, points: [2, 0] },

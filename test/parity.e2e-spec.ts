@@ -825,8 +825,21 @@ describe('Rollup path = raw path (parity)', () => {
         path,
         complement: path === '/blog/a' ? undefined : path,
       });
+      // By value and bucket too: a breakdown's sessions the site's rollup rows less the path's rows.
+      expect({
+        path,
+        complement: sessionPagesComplement(without, { metrics: ['sessions'], dimension: 'country' })?.path,
+      }).toEqual({ path, complement: path === '/blog/a' ? undefined : path });
       for (const range of RANGES) {
         await expectReportsAgree(site, { ...range, filters: `page!=${path}` }, ['previous_period']);
+        for (const dimension of ['country', 'channel'] as const) {
+          await expectBreakdownsAgree(
+            site,
+            { ...range, filters: `page!=${path}` },
+            ['sessions', 'bounce_rate', 'conv_rate', 'pageviews'],
+            dimension,
+          );
+        }
       }
     }
   }, 300_000);

@@ -279,9 +279,32 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       target: 'filter-page',
     },
     {
+      // The sessions without a /pricing pageview by country and day: the site's session rollup
+      // rows less the page's session_pages rows.
+      ...breakdown,
+      name: 'breakdown sessions ⟨page!=⟩',
+      params: dated(() => ({
+        metric: 'sessions',
+        dimension: 'country',
+        interval: 'day',
+        limit: '5',
+        filters: 'page!=/pricing',
+      })),
+      target: 'filter-page',
+    },
+    {
       name: 'engagement ⟨page⟩',
       route: '/api/v1/sites/{id}/analytics/engagement',
       params: dated(() => ({ filters: 'page==/pricing' })),
+      raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
+      target: 'filter-page',
+    },
+    {
+      // The site's session and pageview rollups less the page's rows; the visitors' returning
+      // split still counts the selected sessions' distinct visitors.
+      name: 'engagement ⟨page!=⟩',
+      route: '/api/v1/sites/{id}/analytics/engagement',
+      params: dated(() => ({ filters: 'page!=/pricing' })),
       raw: { dto: EngagementQueryDto, run: (app, q) => app.get(EngagementService).report(q) },
       target: 'filter-page',
     },
@@ -298,6 +321,14 @@ function filteredEndpoints(dated: (extra: (n: number) => Params) => (n: number) 
       // Goal 3 is the big site's "Reached checkout" (/checkout*): createSites makes the big
       // site's goals first, in BIG_SITE_GOALS' order, in a database of their own.
       params: dated((n) => ({ filters: n % 2 ? 'goal==3' : 'goal!=3' })),
+      raw: { dto: ConversionsQueryDto, run: (app, q) => app.get(ConversionsService).report(q) },
+      target: 'filter-page',
+    },
+    {
+      // The site's conversion rollups less the page's stored goals.
+      name: 'conversions ⟨page!=⟩',
+      route: '/api/v1/sites/{id}/conversions',
+      params: dated(() => ({ filters: 'page!=/pricing' })),
       raw: { dto: ConversionsQueryDto, run: (app, q) => app.get(ConversionsService).report(q) },
       target: 'filter-page',
     },

@@ -24,6 +24,8 @@ import {
   sessionMetrics,
   sessionRollupMetrics,
   sessionsSource,
+  sessionPagesComplement,
+  PageComplement,
   StatsQuery,
   toCents,
   centsToNumber,
@@ -77,6 +79,11 @@ interface MetricSource {
   den: RawBuilder<unknown>;
   /** The ranking volume over a group of rows. */
   volume: RawBuilder<unknown>;
+  /**
+   * Its rows may sum to nothing for a value (a difference: sessionsLessPath): a value ranks only
+   * with a volume above 0, as one no selected session has is not among the rows at all.
+   */
+  differences?: boolean;
 }
 
 /**
@@ -116,6 +123,42 @@ export function ranksWithSeries(query: StatsQuery, request: BreakdownRequest, bu
   return decideTable(query, 'sessions', sessionNeeds(request, buckets)).kind !== 'rollup';
 }
 
+/**
+ * Sessions or bounces by value and bucket under `page!=` one path (sessionPagesComplement): the
+ * site's session rollup rows less the path's session_pages rows (each session's attribute and
+ * start are on its rows), one row set summed per group. A (value, bucket)'s difference is the
+ * sessions of it without the path; a value all of whose sessions had the path sums to 0
+ * (`differences`).
+ */
+function sessionsLessPath(
+  d: SqlDialect,
+  without: PageComplement,
+  request: BreakdownRequest,
+  buckets?: readonly Bucket[],
+): MetricSource {
+  const site = metricSource(d, without.site, request, buckets);
+  const path = metricSource(d, without.page, request, buckets);
+  const rows = site.rows
+    .select([site.time.as('t'), site.value.as('value'), site.num.as('num'), site.den.as('den')])
+    .unionAll(
+      path.rows.select([
+        path.time.as('t'),
+        path.value.as('value'),
+        sql`0 - ${path.num}`.as('num'),
+        sql`0 - ${path.den}`.as('den'),
+      ]),
+    );
+  return {
+    rows: d.builder.selectFrom(rows.as('x')) as AnySelect,
+    time: sql`${col('x', 't')}`,
+    value: sql<string>`${col('x', 'value')}`,
+    num: sql`${col('x', 'num')}`,
+    den: sql`${col('x', 'den')}`,
+    volume: sql`SUM(${col('x', 'den')})`,
+    differences: true,
+  };
+}
+
 function metricSource(
   d: SqlDialect,
   query: StatsQuery,
@@ -124,6 +167,8 @@ function metricSource(
 ): MetricSource {
   const { metric, dimension, goals } = request;
   if (metric === 'sessions' || metric === 'bounce_rate') {
+    const without = sessionPagesComplement(query, sessionNeeds(request, buckets));
+    if (without !== undefined) return sessionsLessPath(d, without, request, buckets);
     const table = decideTable(query, 'sessions', sessionNeeds(request, buckets));
     if (table.rollupTable === 'session_pair_day_rollups') {
       // Sessions by another attribute than the one every condition is on, in day, week or month
@@ -381,13 +426,9 @@ export const breakdownStatements = {
         query,
         request.metric === 'conv_rate' ? { ...request, metric: 'sessions' } : request,
       );
+      const groups = m.rows.select([m.value.as('value'), m.volume.as('volume')]).groupBy(sql.lit(1));
       return d.builder
-        .selectFrom(
-          m.rows
-            .select([m.value.as('value'), m.volume.as('volume')])
-            .groupBy(sql.lit(1))
-            .as('g'),
-        )
+        .selectFrom((m.differences ? groups.having(m.volume, '>', 0) : groups).as('g'))
         .select('g.value')
         .orderBy('g.volume', 'desc')
         .orderBy('g.value', 'asc')
@@ -469,6 +510,7 @@ export const breakdownStatements = {
         .as('t');
       const ranked = d.builder
         .selectFrom(totals)
+        .$if(m.differences === true, (q) => q.where(sql.ref('t.total'), '>', 0))
         .select([
           't.value',
           't.b',

@@ -379,6 +379,14 @@ describe('the session rollups less the page rows (sessionPagesComplement)', () =
     const q = current('page!=/pricing');
     const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
     expect(sessionPagesComplement({ ...q, range: ragged }, pageviews, 'hits')).toBeUndefined();
+    // A breakdown's sessions by attribute and report bucket: the session rollup's rows less the path's.
+    const day = [{ label: '2026-03', startUtc: q.range.startUtc, endUtc: q.range.endUtc }];
+    expect(
+      sessionPagesComplement(q, { ...sessions, dimension: 'country', buckets: day })?.site.filters,
+    ).toEqual([]);
+    expect(
+      sessionPagesComplement({ ...q, range: ragged }, { ...sessions, dimension: 'country' }),
+    ).toBeUndefined();
     expect(complementedPage(parseFilters('page!=/pricing'))).toEqual([{ text: '/pricing', prefix: false }]);
     // The rows of a queued session that gained the path, or of none checked: the hits are tested.
     expect(
@@ -392,10 +400,16 @@ describe('the session rollups less the page rows (sessionPagesComplement)', () =
     expect(
       sessionPagesComplement(current('page!=/pricing'), { metrics: ['sessions', 'visitors'] }),
     ).toBeUndefined();
-    // By bucket or by value: totals only.
+    // By a path list, or pageviews by value or bucket: the session rollup's rows by attribute only.
     expect(
-      sessionPagesComplement(current('page!=/pricing'), { ...sessions, dimension: 'country' }),
+      sessionPagesComplement(current('page!=/pricing'), { metrics: ['sessions'], dimension: 'entry_path' }),
     ).toBeUndefined();
+    const q = current('page!=/pricing');
+    const day = [{ label: '2026-03', startUtc: q.range.startUtc, endUtc: q.range.endUtc }];
+    expect(
+      sessionPagesComplement(q, { metrics: ['pageviews'], dimension: 'country' }, 'hits'),
+    ).toBeUndefined();
+    expect(sessionPagesComplement(q, { metrics: ['pageviews'], buckets: day }, 'hits')).toBeUndefined();
     // page== reads the rows themselves; a prefix or several values, another condition beside.
     for (const filters of [
       'page==/pricing',
@@ -414,7 +428,6 @@ describe('the session rollups less the page rows (sessionPagesComplement)', () =
     expect(complementedPage(parseFilters('page!=/blog/*'))).toBeUndefined();
     expect(sessionPagesComplement({ ...current('page!=/pricing'), tables: 'raw' }, sessions)).toBeUndefined();
     // The site's rollups answer whole quarter hours only.
-    const q = current('page!=/pricing');
     const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
     expect(sessionPagesComplement({ ...q, range: ragged }, sessions)).toBeUndefined();
   });

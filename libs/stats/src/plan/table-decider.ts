@@ -326,10 +326,11 @@ export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefine
  * less those `page==` the path selects: the rollups' sums less the sums of the path's rows. Only
  * while those rows are current (StatsQuery.pageRowsCurrent: no queued session gained the path
  * since it was derived), so that a session has a row under it exactly when one of its hits is a
- * pageview of it; and only for totals (`needs`: no dimension, no buckets) that the site's
- * rollups of `source` answer over the range: the session rollups, or for the pageviews of the
- * selected sessions (their own ts in the range), the pageview rollup. Visitors are distinct and
- * do not subtract.
+ * pageview of it; and only for what the site's rollups of `source` answer over the range: the
+ * session rollups, totals or by one attribute and report bucket (a breakdown's: the path's rows
+ * carry the session's attributes and start), or for the pageviews of the selected sessions
+ * (their own ts in the range), the pageview rollup, totals only. Visitors are distinct and do
+ * not subtract.
  */
 export function sessionPagesComplement(
   query: StatsQuery,
@@ -338,7 +339,13 @@ export function sessionPagesComplement(
 ): PageComplement | undefined {
   const page = pageEventRollupsPage(query);
   if (page?.without !== true || query.pageRowsCurrent !== true) return undefined;
-  if (needs.dimension !== undefined || (needs.buckets ?? []).length > 0) return undefined;
+  const grouped = needs.dimension !== undefined || (needs.buckets ?? []).length > 0;
+  if (
+    grouped &&
+    (source !== 'sessions' || (needs.dimension !== undefined && !isSessionAttribute(needs.dimension)))
+  ) {
+    return undefined;
+  }
   const site: StatsQuery = { ...query, filters: [] };
   const table = decideTable(site, source, needs);
   const rolledUp = source === 'sessions' ? table.rollupTable === 'session_rollups' : table.kind === 'rollup';
