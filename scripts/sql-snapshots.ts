@@ -259,6 +259,13 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     5,
     days,
   ),
+  // `page!=` one path with its rows current: the site's session rollup rows less the path's rows.
+  'filtered.breakdown.ranked-series-sums.without-one-page': breakdownStatements.rankedSeriesSums(
+    { ...onePage, filters: parseFilters('page!=/pricing') },
+    { metric: 'bounce_rate', dimension: 'country', goals: [] },
+    5,
+    days,
+  ),
   'filtered.breakdown.series-sums.conv_rate.goal-attributes': breakdownStatements.seriesSums(
     byCountry,
     { metric: 'conv_rate', dimension: 'channel', goals, goalsRolledUp: true },
