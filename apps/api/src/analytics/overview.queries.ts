@@ -18,6 +18,7 @@ import {
   StatsRepository,
   where,
 } from '@app/stats';
+import type { SqlDialect } from '@app/db';
 import { Injectable } from '@nestjs/common';
 import { Expression, RawBuilder, SelectQueryBuilder, sql, SqlBool } from 'kysely';
 
@@ -165,6 +166,370 @@ const keyColumns = (list: TopList) =>
 export const byBytes = (a: string, b: string) =>
   Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 
+/** A path list's name for a hash (and its session `rep`, where one was read). */
+type PathNamer = (hash: Expression<unknown>, rep: Expression<unknown>) => Expression<string>;
+
+/**
+ * The groups of each of `lists` over `query`'s sessions (TopListGroupRow: a value, or a page's
+ * hash, or a session of it to name it by, with its sessions), and how to name each path list's
+ * groups: rankedLists ranks them.
+ */
+function listGroups(
+  d: SqlDialect,
+  query: StatsQuery,
+  lists: readonly TopList[],
+): { groups: TopListGroup[]; pathOf: Map<TopList, PathNamer> } {
+  /** Per rolled-up path list: the path of `hash` from the first part that holds it. */
+  const pathOf = new Map<TopList, PathNamer>();
+  /** A path list's candidate named by its session `rep`'s row in `sessions`, read by key. */
+  const namedBySession =
+    (list: 'entry_path' | 'exit_path') =>
+    (_: Expression<unknown>, rep: Expression<unknown>): Expression<string> =>
+      sql<string>`(${d.builder
+        .selectFrom('sessions as n')
+        .select(`n.${list}`)
+        .where('n.site_id', '=', query.site.id)
+        .where(sql<SqlBool>`${col('n', 'session_id')} = ${rep}`)})`;
+  const tableOf = new Map(
+    lists.map((list) => [list, decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list })]),
+  );
+  // Attribute lists read from the sessions themselves, or from the attribute rollup's rows of
+  // the few combinations a request listed: grouped together below, in one read.
+  const rawAttributes = lists.filter(
+    (list) => !list.endsWith('_path') && tableOf.get(list)!.kind !== 'rollup',
+  );
+  const rolledUpAttributes = selectsFewCombinations(query)
+    ? lists.filter((list) => tableOf.get(list)!.rollupTable === 'session_attribute_rollups')
+    : [];
+  const together =
+    rawAttributes.length > 1 ? rawAttributes : rolledUpAttributes.length > 1 ? rolledUpAttributes : [];
+  const groups = lists
+    .filter((list) => !together.includes(list))
+    .map((list): TopListGroup => {
+      const table = tableOf.get(list)!;
+      if (table.rollupTable === 'session_pair_day_rollups') {
+        // Under conditions on one attribute: the selected values' day rows of this list, by
+        // item. A page list is grouped by the page's hash alone and its candidates named after
+        // (as the unfiltered page lists: at 10M, 42k rows under country==US in 21 ms, not 66).
+        const selected = where.sessionPairRollups(query, table.rollupDimension!, list, 'p');
+        const byPath = list === 'entry_path' || list === 'exit_path';
+        if (byPath) {
+          pathOf.set(
+            list,
+            (hash) =>
+              sql<string>`(${d.builder
+                .selectFrom('session_pair_day_rollups as n')
+                .select('n.item')
+                .where(where.sessionPairRollups(query, table.rollupDimension!, list, 'n'))
+                .where(sql<SqlBool>`${sql.ref('n.item_hash')} = ${hash}`)
+                .limit(1)})`,
+          );
+        }
+        return d.builder
+          .selectFrom('session_pair_day_rollups as p')
+          .select([
+            sql.lit(list).as('list'),
+            (byPath ? sql<string | null>`NULL` : sql<string>`MIN(${sql.ref('p.item')})`).as('value'),
+            (byPath ? sql.ref('p.item_hash') : sql<Buffer | null>`NULL`).as('path_hash'),
+            NO_REP,
+            sessionRollupMetrics('p').sessions.as('sessions'),
+          ])
+          .where(selected)
+          .groupBy('p.item_hash') as TopListGroup;
+      }
+      if (table.rollupTable === 'session_attribute_rollups') {
+        // Whole site days from the day rows, the quarter hours around them from the 15-minute
+        // rows, each part summed by value first: the union MariaDB materialises then holds a
+        // row per value, not one per combination of the five attributes and day (at 10M, tens
+        // of thousands of rows of a VARCHAR(255), past the in-memory temporary tables).
+        const parts = rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map(
+          (part) =>
+            d.builder
+              .selectFrom(
+                where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
+              )
+              .select([sql.ref(`a.${list}`).as('value'), sessionRollupMetrics('a').sessions.as('sessions')])
+              .where(where.sessionAttributeRollups(part.query, 'a'))
+              .groupBy(sql.ref(`a.${list}`)),
+        );
+        return d.builder
+          .selectFrom(unionAllOf(parts).as('a'))
+          .select([
+            sql.lit(list).as('list'),
+            sql.ref('a.value').as('value'),
+            sql<Buffer | null>`NULL`.as('path_hash'),
+            NO_REP,
+            sessionRollupMetrics('a').sessions.as('sessions'),
+          ])
+          .groupBy('a.value') as TopListGroup;
+      }
+      if (table.rollupTable === 'session_combination_path_day_rollups') {
+        // Under conditions on several attributes, over whole site days: the selected
+        // combinations' day rows of this list by the page's hash (at 10M under three attribute
+        // conditions, 110k rows read instead of 333k sessions), each candidate named by a day row of
+        // the unfiltered page rollup, which holds every page a session of the range entered by
+        // or left from.
+        const unfiltered = { ...query, filters: [] };
+        pathOf.set(
+          list,
+          (hash) =>
+            sql<string>`(${d.builder
+              .selectFrom('session_path_day_rollups as n')
+              .select('n.path')
+              .where(where.sessionPathRollups(unfiltered, list, 'n'))
+              .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${hash}`)
+              .limit(1)})`,
+        );
+        return d.builder
+          .selectFrom('session_combination_path_day_rollups as c')
+          .select([
+            sql.lit(list).as('list'),
+            sql<string | null>`NULL`.as('value'),
+            'c.path_hash',
+            NO_REP,
+            sessionRollupMetrics('c').sessions.as('sessions'),
+          ])
+          .where(where.combinationPathRollups(query, list, 'c'))
+          .groupBy('c.path_hash') as TopListGroup;
+      }
+      const rollup = table.kind === 'rollup';
+      if (rollup && (list === 'entry_path' || list === 'exit_path')) {
+        // Whole aligned blocks of site days from the span rows, the days and quarter hours around them.
+        const { quarter, day, span } = LIST_ROLLUPS.path;
+        const parts = rollupSpanParts(query, quarter, day, span);
+        pathOf.set(list, (hash) => {
+          const named = parts.map(
+            (part) =>
+              sql<string>`(${d.builder
+                .selectFrom(`${part.table} as n` as 'session_path_rollups as n')
+                .select('n.path')
+                .where(where.sessionPathRollups(part.query, list, 'n'))
+                .$if(part.span > 0, (qb) => qb.where(ofSpan(part.span, 'n')))
+                .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${hash}`)
+                .limit(1)})`,
+          );
+          return named.length === 1 ? named[0] : sql<string>`COALESCE(${sql.join(named)})`;
+        });
+        return d.builder
+          .selectFrom(
+            unionAllOf(
+              parts.map((part) =>
+                d.builder
+                  .selectFrom(`${part.table} as p` as 'session_path_rollups as p')
+                  .select(['p.path_hash', 'p.sessions'])
+                  .where(where.sessionPathRollups(part.query, list, 'p'))
+                  .$if(part.span > 0, (qb) => qb.where(ofSpan(part.span, 'p'))),
+              ),
+            ).as('p'),
+          )
+          .select([
+            sql.lit(list).as('list'),
+            sql<string | null>`NULL`.as('value'),
+            'p.path_hash',
+            NO_REP,
+            sessionRollupMetrics('p').sessions.as('sessions'),
+          ])
+          .groupBy('p.path_hash') as TopListGroup;
+      }
+      if (rollup) {
+        // Whole aligned blocks of site days from the span rows, the days and quarter hours
+        // around them: at 10M, the source list's 30 days were 12,252 day rows.
+        const { quarter, day, span } = LIST_ROLLUPS.attribute;
+        const parts = rollupSpanParts(query, quarter, day, span).map((part) =>
+          d.builder
+            .selectFrom(`${part.table} as r` as 'session_rollups as r')
+            .select(['r.value', 'r.sessions'])
+            .where(where.sessionRollups(part.query, list, 'r'))
+            .$if(part.span > 0, (qb) => qb.where(ofSpan(part.span, 'r'))),
+        );
+        return d.builder
+          .selectFrom(unionAllOf(parts).as('r'))
+          .select([
+            sql.lit(list).as('list'),
+            sql.ref('r.value').as('value'),
+            sql<Buffer | null>`NULL`.as('path_hash'),
+            NO_REP,
+            sessionRollupMetrics('r').sessions.as('sessions'),
+          ])
+          .groupBy('r.value') as TopListGroup;
+      }
+      const source = sessionsSource(query, 's');
+      if ((list === 'entry_path' || list === 'exit_path') && query.tables !== 'raw') {
+        // The selected sessions' pages grouped, each candidate named by one of its sessions,
+        // read by key. Under conditions on attributes, read from the combinations' index alone
+        // (where.sessions), and under page== one path from session_pages: by the page's stored
+        // hash (at 10M under three attribute conditions, ~100k sessions: 0.53–0.61 s grouped by
+        // the page itself; under /pricing, 726k rows: 1.2–1.3 s by the page, 0.7 s by its
+        // hash). Where each session is tested as it is read: by the dialect's short key of the
+        // path (pathGroupKey), which MariaDB groups in memory. The raw path, the parity
+        // reference, groups by the path.
+        const hashOf = list === 'entry_path' ? 'entry_hash' : 'exit_hash';
+        const byHash = combinationSelected(query, 's') !== null || source.pages;
+        pathOf.set(list, namedBySession(list));
+        return d.builder
+          .selectFrom(source.from as 'sessions as s')
+          .select([
+            sql.lit(list).as('list'),
+            sql<string | null>`NULL`.as('value'),
+            sql<Buffer | null>`NULL`.as('path_hash'),
+            sql<string>`MIN(${col('s', 'session_id')})`.as('rep'),
+            sessionMetrics('s').sessions.as('sessions'),
+          ])
+          .where(where.sessions(query, 's', source))
+          .where(col('s', byHash ? hashOf : list), 'is not', null)
+          .groupBy(byHash ? [col('s', hashOf)] : d.pathGroupKey(col('s', list))) as TopListGroup;
+      }
+      return d.builder
+        .selectFrom(source.from as 'sessions as s')
+        .select([
+          sql.lit(list).as('list'),
+          sql.ref(`s.${list}`).as('value'),
+          sql<Buffer | null>`NULL`.as('path_hash'),
+          NO_REP,
+          sessionMetrics('s').sessions.as('sessions'),
+        ])
+        .where(where.sessions(query, 's', source))
+        .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
+        .groupBy(`s.${list}`) as TopListGroup;
+    });
+  if (together.length > 0) {
+    // The selected sessions read once, by combination of the lists' values, then summed per
+    // list: one read of the range's sessions (and of a page or goal condition's test for each)
+    // instead of one per list (at 10M under page==/pricing, 4 × 12.8M index entries). From the
+    // attribute rollup, each part (day rows, quarter hours) summed by those values first: at
+    // most a row per listed combination each (LISTED_COMBINATIONS), where one read per list
+    // read each selected combination's rows four times (at 10M under three attribute
+    // conditions, 4 × 2,462 day rows).
+    const source = sessionsSource(query, 's');
+    const combinationsOf = () => {
+      if (together !== rawAttributes) {
+        return unionAllOf(
+          rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map((part) =>
+            d.builder
+              .selectFrom(
+                where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
+              )
+              .select([
+                ...together.map((list) => sql.ref(`a.${list}`).as(list)),
+                sessionRollupMetrics('a').sessions.as('n'),
+              ])
+              .where(where.sessionAttributeRollups(part.query, 'a'))
+              .groupBy(together.map((list) => sql.ref(`a.${list}`))),
+          ),
+        ).as('m');
+      }
+      if (!source.pages) {
+        return d.builder
+          .selectFrom(source.from as 'sessions as s')
+          .select([
+            ...together.map((list) => sql.ref(`s.${list}`).as(list)),
+            sessionMetrics('s').sessions.as('n'),
+          ])
+          .where(where.sessions(query, 's', source))
+          .groupBy(together.map((list) => sql.ref(`s.${list}`)))
+          .as('m');
+      }
+      // session_pages rows by their stored combination hash, each combination then named by
+      // its row in attribute_combinations, written with the session (at 10M under
+      // page==/pricing, 714k rows: 0.33 s, where grouping by the four values took 1.05 s).
+      return d.builder
+        .selectFrom(
+          d.builder
+            .selectFrom(source.from as 'session_pages as s')
+            .select(['s.attributes_hash', sessionMetrics('s').sessions.as('n')])
+            .where(where.sessions(query, 's', source))
+            .groupBy('s.attributes_hash')
+            .as('g'),
+        )
+        .innerJoin('attribute_combinations as ac', (join) =>
+          join.on('ac.site_id', '=', query.site.id).onRef('ac.attributes_hash', '=', 'g.attributes_hash'),
+        )
+        .select([...together.map((list) => sql.ref(`ac.${list}`).as(list)), 'g.n'])
+        .as('m');
+    };
+    const combinations = combinationsOf();
+    const names = sql`(${sql.join(
+      together.map((list) => sql`SELECT ${sql.lit(list)} AS list`),
+      sql` UNION ALL `,
+    )})`;
+    const valueOf = sql<string>`CASE ${sql.ref('k.list')} ${sql.join(
+      together.map((list) => sql`WHEN ${sql.lit(list)} THEN ${sql.ref(`m.${list}`)}`),
+      sql` `,
+    )} END`;
+    groups.push(
+      d.builder
+        .selectFrom(combinations)
+        .innerJoin(names.as('k'), (join) => join.onTrue())
+        .select([
+          sql.ref('k.list').as('list'),
+          valueOf.as('value'),
+          sql<Buffer | null>`NULL`.as('path_hash'),
+          NO_REP,
+          sql<number | string>`SUM(${sql.ref('m.n')})`.as('sessions'),
+        ])
+        .groupBy([sql.ref('k.list'), valueOf]) as TopListGroup,
+    );
+  }
+  return { groups, pathOf };
+}
+
+/**
+ * The top `limit` of each list of `groups` (TopListGroupRow, one row per list and value or page
+ * hash), by sessions desc then value asc (binary order), each path list's candidates named by
+ * `pathOf`.
+ */
+function rankedLists(
+  d: SqlDialect,
+  groups: TopListGroup,
+  pathOf: ReadonlyMap<TopList, PathNamer>,
+  limit: number,
+) {
+  const candidates = d.builder
+    .selectFrom(groups.as('g'))
+    .select([
+      'g.list',
+      'g.value',
+      'g.path_hash',
+      'g.rep',
+      'g.sessions',
+      sql<number>`RANK() OVER (PARTITION BY g.list ORDER BY g.sessions DESC)`.as('by_sessions'),
+    ])
+    .as('c');
+  const hash = sql.ref('c.path_hash');
+  const rep = sql.ref('c.rep');
+  const value =
+    pathOf.size === 0
+      ? sql.ref('c.value')
+      : sql`COALESCE(${sql.ref('c.value')}, CASE ${sql.ref('c.list')} ${sql.join(
+          [...pathOf].map(([list, named]) => sql`WHEN ${sql.lit(list)} THEN ${named(hash, rep)}`),
+          sql` `,
+        )} END)`;
+  const named = d.builder
+    .selectFrom(candidates)
+    .select(['c.list', value.as('value'), 'c.sessions'])
+    .where('c.by_sessions', '<=', limit)
+    .as('n');
+  return d.builder
+    .selectFrom(
+      d.builder
+        .selectFrom(named)
+        .select([
+          'n.list',
+          'n.value',
+          'n.sessions',
+          sql<number>`ROW_NUMBER() OVER (PARTITION BY n.list ORDER BY n.sessions DESC, n.value ASC)`.as(
+            'rank',
+          ),
+        ])
+        .as('t'),
+    )
+    .select(['t.list', 't.value', 't.sessions'])
+    .where('t.rank', '<=', limit)
+    .orderBy('t.list')
+    .orderBy('t.sessions', 'desc')
+    .orderBy('t.value', 'asc');
+}
+
 export const overviewStatements = {
   /**
    * The top `rows` rows by sessions of each bucket (a site day, or a block of days) of each
@@ -262,355 +627,8 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
     lists: readonly TopList[] = TOP_LISTS,
   ): ReportStatement<{ list: TopList; value: string; sessions: number | string }> {
     return (d) => {
-      /** Per rolled-up path list: the path of `hash` from the first part that holds it. */
-      const pathOf = new Map<
-        TopList,
-        (hash: Expression<unknown>, rep: Expression<unknown>) => Expression<string>
-      >();
-      /** A path list's candidate named by its session `rep`'s row in `sessions`, read by key. */
-      const namedBySession =
-        (list: 'entry_path' | 'exit_path') =>
-        (_: Expression<unknown>, rep: Expression<unknown>): Expression<string> =>
-          sql<string>`(${d.builder
-            .selectFrom('sessions as n')
-            .select(`n.${list}`)
-            .where('n.site_id', '=', query.site.id)
-            .where(sql<SqlBool>`${col('n', 'session_id')} = ${rep}`)})`;
-      const tableOf = new Map(
-        lists.map((list) => [
-          list,
-          decideTable(query, 'sessions', { metrics: ['sessions'], dimension: list }),
-        ]),
-      );
-      // Attribute lists read from the sessions themselves, or from the attribute rollup's rows of
-      // the few combinations a request listed: grouped together below, in one read.
-      const rawAttributes = lists.filter(
-        (list) => !list.endsWith('_path') && tableOf.get(list)!.kind !== 'rollup',
-      );
-      const rolledUpAttributes = selectsFewCombinations(query)
-        ? lists.filter((list) => tableOf.get(list)!.rollupTable === 'session_attribute_rollups')
-        : [];
-      const together =
-        rawAttributes.length > 1 ? rawAttributes : rolledUpAttributes.length > 1 ? rolledUpAttributes : [];
-      const groups = lists
-        .filter((list) => !together.includes(list))
-        .map((list): TopListGroup => {
-          const table = tableOf.get(list)!;
-          if (table.rollupTable === 'session_pair_day_rollups') {
-            // Under conditions on one attribute: the selected values' day rows of this list, by
-            // item. A page list is grouped by the page's hash alone and its candidates named after
-            // (as the unfiltered page lists: at 10M, 42k rows under country==US in 21 ms, not 66).
-            const selected = where.sessionPairRollups(query, table.rollupDimension!, list, 'p');
-            const byPath = list === 'entry_path' || list === 'exit_path';
-            if (byPath) {
-              pathOf.set(
-                list,
-                (hash) =>
-                  sql<string>`(${d.builder
-                    .selectFrom('session_pair_day_rollups as n')
-                    .select('n.item')
-                    .where(where.sessionPairRollups(query, table.rollupDimension!, list, 'n'))
-                    .where(sql<SqlBool>`${sql.ref('n.item_hash')} = ${hash}`)
-                    .limit(1)})`,
-              );
-            }
-            return d.builder
-              .selectFrom('session_pair_day_rollups as p')
-              .select([
-                sql.lit(list).as('list'),
-                (byPath ? sql<string | null>`NULL` : sql<string>`MIN(${sql.ref('p.item')})`).as('value'),
-                (byPath ? sql.ref('p.item_hash') : sql<Buffer | null>`NULL`).as('path_hash'),
-                NO_REP,
-                sessionRollupMetrics('p').sessions.as('sessions'),
-              ])
-              .where(selected)
-              .groupBy('p.item_hash') as TopListGroup;
-          }
-          if (table.rollupTable === 'session_attribute_rollups') {
-            // Whole site days from the day rows, the quarter hours around them from the 15-minute
-            // rows, each part summed by value first: the union MariaDB materialises then holds a
-            // row per value, not one per combination of the five attributes and day (at 10M, tens
-            // of thousands of rows of a VARCHAR(255), past the in-memory temporary tables).
-            const parts = rollupParts(
-              query,
-              'session_attribute_rollups',
-              'session_attribute_day_rollups',
-            ).map((part) =>
-              d.builder
-                .selectFrom(
-                  where.attributeRollupPart(part.query, part.table, 'a') as 'session_attribute_rollups as a',
-                )
-                .select([sql.ref(`a.${list}`).as('value'), sessionRollupMetrics('a').sessions.as('sessions')])
-                .where(where.sessionAttributeRollups(part.query, 'a'))
-                .groupBy(sql.ref(`a.${list}`)),
-            );
-            return d.builder
-              .selectFrom(unionAllOf(parts).as('a'))
-              .select([
-                sql.lit(list).as('list'),
-                sql.ref('a.value').as('value'),
-                sql<Buffer | null>`NULL`.as('path_hash'),
-                NO_REP,
-                sessionRollupMetrics('a').sessions.as('sessions'),
-              ])
-              .groupBy('a.value') as TopListGroup;
-          }
-          if (table.rollupTable === 'session_combination_path_day_rollups') {
-            // Under conditions on several attributes, over whole site days: the selected
-            // combinations' day rows of this list by the page's hash (at 10M under three attribute
-            // conditions, 110k rows read instead of 333k sessions), each candidate named by a day row of
-            // the unfiltered page rollup, which holds every page a session of the range entered by
-            // or left from.
-            const unfiltered = { ...query, filters: [] };
-            pathOf.set(
-              list,
-              (hash) =>
-                sql<string>`(${d.builder
-                  .selectFrom('session_path_day_rollups as n')
-                  .select('n.path')
-                  .where(where.sessionPathRollups(unfiltered, list, 'n'))
-                  .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${hash}`)
-                  .limit(1)})`,
-            );
-            return d.builder
-              .selectFrom('session_combination_path_day_rollups as c')
-              .select([
-                sql.lit(list).as('list'),
-                sql<string | null>`NULL`.as('value'),
-                'c.path_hash',
-                NO_REP,
-                sessionRollupMetrics('c').sessions.as('sessions'),
-              ])
-              .where(where.combinationPathRollups(query, list, 'c'))
-              .groupBy('c.path_hash') as TopListGroup;
-          }
-          const rollup = table.kind === 'rollup';
-          if (rollup && (list === 'entry_path' || list === 'exit_path')) {
-            // Whole aligned blocks of site days from the span rows, the days and quarter hours around them.
-            const { quarter, day, span } = LIST_ROLLUPS.path;
-            const parts = rollupSpanParts(query, quarter, day, span);
-            pathOf.set(list, (hash) => {
-              const named = parts.map(
-                (part) =>
-                  sql<string>`(${d.builder
-                    .selectFrom(`${part.table} as n` as 'session_path_rollups as n')
-                    .select('n.path')
-                    .where(where.sessionPathRollups(part.query, list, 'n'))
-                    .$if(part.span > 0, (qb) => qb.where(ofSpan(part.span, 'n')))
-                    .where(sql<SqlBool>`${sql.ref('n.path_hash')} = ${hash}`)
-                    .limit(1)})`,
-              );
-              return named.length === 1 ? named[0] : sql<string>`COALESCE(${sql.join(named)})`;
-            });
-            return d.builder
-              .selectFrom(
-                unionAllOf(
-                  parts.map((part) =>
-                    d.builder
-                      .selectFrom(`${part.table} as p` as 'session_path_rollups as p')
-                      .select(['p.path_hash', 'p.sessions'])
-                      .where(where.sessionPathRollups(part.query, list, 'p'))
-                      .$if(part.span > 0, (qb) => qb.where(ofSpan(part.span, 'p'))),
-                  ),
-                ).as('p'),
-              )
-              .select([
-                sql.lit(list).as('list'),
-                sql<string | null>`NULL`.as('value'),
-                'p.path_hash',
-                NO_REP,
-                sessionRollupMetrics('p').sessions.as('sessions'),
-              ])
-              .groupBy('p.path_hash') as TopListGroup;
-          }
-          if (rollup) {
-            // Whole aligned blocks of site days from the span rows, the days and quarter hours
-            // around them: at 10M, the source list's 30 days were 12,252 day rows.
-            const { quarter, day, span } = LIST_ROLLUPS.attribute;
-            const parts = rollupSpanParts(query, quarter, day, span).map((part) =>
-              d.builder
-                .selectFrom(`${part.table} as r` as 'session_rollups as r')
-                .select(['r.value', 'r.sessions'])
-                .where(where.sessionRollups(part.query, list, 'r'))
-                .$if(part.span > 0, (qb) => qb.where(ofSpan(part.span, 'r'))),
-            );
-            return d.builder
-              .selectFrom(unionAllOf(parts).as('r'))
-              .select([
-                sql.lit(list).as('list'),
-                sql.ref('r.value').as('value'),
-                sql<Buffer | null>`NULL`.as('path_hash'),
-                NO_REP,
-                sessionRollupMetrics('r').sessions.as('sessions'),
-              ])
-              .groupBy('r.value') as TopListGroup;
-          }
-          const source = sessionsSource(query, 's');
-          if ((list === 'entry_path' || list === 'exit_path') && query.tables !== 'raw') {
-            // The selected sessions' pages grouped, each candidate named by one of its sessions,
-            // read by key. Under conditions on attributes, read from the combinations' index alone
-            // (where.sessions), and under page== one path from session_pages: by the page's stored
-            // hash (at 10M under three attribute conditions, ~100k sessions: 0.53–0.61 s grouped by
-            // the page itself; under /pricing, 726k rows: 1.2–1.3 s by the page, 0.7 s by its
-            // hash). Where each session is tested as it is read: by the dialect's short key of the
-            // path (pathGroupKey), which MariaDB groups in memory. The raw path, the parity
-            // reference, groups by the path.
-            const hashOf = list === 'entry_path' ? 'entry_hash' : 'exit_hash';
-            const byHash = combinationSelected(query, 's') !== null || source.pages;
-            pathOf.set(list, namedBySession(list));
-            return d.builder
-              .selectFrom(source.from as 'sessions as s')
-              .select([
-                sql.lit(list).as('list'),
-                sql<string | null>`NULL`.as('value'),
-                sql<Buffer | null>`NULL`.as('path_hash'),
-                sql<string>`MIN(${col('s', 'session_id')})`.as('rep'),
-                sessionMetrics('s').sessions.as('sessions'),
-              ])
-              .where(where.sessions(query, 's', source))
-              .where(col('s', byHash ? hashOf : list), 'is not', null)
-              .groupBy(byHash ? [col('s', hashOf)] : d.pathGroupKey(col('s', list))) as TopListGroup;
-          }
-          return d.builder
-            .selectFrom(source.from as 'sessions as s')
-            .select([
-              sql.lit(list).as('list'),
-              sql.ref(`s.${list}`).as('value'),
-              sql<Buffer | null>`NULL`.as('path_hash'),
-              NO_REP,
-              sessionMetrics('s').sessions.as('sessions'),
-            ])
-            .where(where.sessions(query, 's', source))
-            .$if(list.endsWith('_path'), (qb) => qb.where(col('s', list), 'is not', null))
-            .groupBy(`s.${list}`) as TopListGroup;
-        });
-      if (together.length > 0) {
-        // The selected sessions read once, by combination of the lists' values, then summed per
-        // list: one read of the range's sessions (and of a page or goal condition's test for each)
-        // instead of one per list (at 10M under page==/pricing, 4 × 12.8M index entries). From the
-        // attribute rollup, each part (day rows, quarter hours) summed by those values first: at
-        // most a row per listed combination each (LISTED_COMBINATIONS), where one read per list
-        // read each selected combination's rows four times (at 10M under three attribute
-        // conditions, 4 × 2,462 day rows).
-        const source = sessionsSource(query, 's');
-        const combinationsOf = () => {
-          if (together !== rawAttributes) {
-            return unionAllOf(
-              rollupParts(query, 'session_attribute_rollups', 'session_attribute_day_rollups').map((part) =>
-                d.builder
-                  .selectFrom(
-                    where.attributeRollupPart(
-                      part.query,
-                      part.table,
-                      'a',
-                    ) as 'session_attribute_rollups as a',
-                  )
-                  .select([
-                    ...together.map((list) => sql.ref(`a.${list}`).as(list)),
-                    sessionRollupMetrics('a').sessions.as('n'),
-                  ])
-                  .where(where.sessionAttributeRollups(part.query, 'a'))
-                  .groupBy(together.map((list) => sql.ref(`a.${list}`))),
-              ),
-            ).as('m');
-          }
-          if (!source.pages) {
-            return d.builder
-              .selectFrom(source.from as 'sessions as s')
-              .select([
-                ...together.map((list) => sql.ref(`s.${list}`).as(list)),
-                sessionMetrics('s').sessions.as('n'),
-              ])
-              .where(where.sessions(query, 's', source))
-              .groupBy(together.map((list) => sql.ref(`s.${list}`)))
-              .as('m');
-          }
-          // session_pages rows by their stored combination hash, each combination then named by
-          // its row in attribute_combinations, written with the session (at 10M under
-          // page==/pricing, 714k rows: 0.33 s, where grouping by the four values took 1.05 s).
-          return d.builder
-            .selectFrom(
-              d.builder
-                .selectFrom(source.from as 'session_pages as s')
-                .select(['s.attributes_hash', sessionMetrics('s').sessions.as('n')])
-                .where(where.sessions(query, 's', source))
-                .groupBy('s.attributes_hash')
-                .as('g'),
-            )
-            .innerJoin('attribute_combinations as ac', (join) =>
-              join.on('ac.site_id', '=', query.site.id).onRef('ac.attributes_hash', '=', 'g.attributes_hash'),
-            )
-            .select([...together.map((list) => sql.ref(`ac.${list}`).as(list)), 'g.n'])
-            .as('m');
-        };
-        const combinations = combinationsOf();
-        const names = sql`(${sql.join(
-          together.map((list) => sql`SELECT ${sql.lit(list)} AS list`),
-          sql` UNION ALL `,
-        )})`;
-        const valueOf = sql<string>`CASE ${sql.ref('k.list')} ${sql.join(
-          together.map((list) => sql`WHEN ${sql.lit(list)} THEN ${sql.ref(`m.${list}`)}`),
-          sql` `,
-        )} END`;
-        groups.push(
-          d.builder
-            .selectFrom(combinations)
-            .innerJoin(names.as('k'), (join) => join.onTrue())
-            .select([
-              sql.ref('k.list').as('list'),
-              valueOf.as('value'),
-              sql<Buffer | null>`NULL`.as('path_hash'),
-              NO_REP,
-              sql<number | string>`SUM(${sql.ref('m.n')})`.as('sessions'),
-            ])
-            .groupBy([sql.ref('k.list'), valueOf]) as TopListGroup,
-        );
-      }
-      const candidates = d.builder
-        .selectFrom(unionAllOf(groups).as('g'))
-        .select([
-          'g.list',
-          'g.value',
-          'g.path_hash',
-          'g.rep',
-          'g.sessions',
-          sql<number>`RANK() OVER (PARTITION BY g.list ORDER BY g.sessions DESC)`.as('by_sessions'),
-        ])
-        .as('c');
-      const hash = sql.ref('c.path_hash');
-      const rep = sql.ref('c.rep');
-      const value =
-        pathOf.size === 0
-          ? sql.ref('c.value')
-          : sql`COALESCE(${sql.ref('c.value')}, CASE ${sql.ref('c.list')} ${sql.join(
-              [...pathOf].map(([list, named]) => sql`WHEN ${sql.lit(list)} THEN ${named(hash, rep)}`),
-              sql` `,
-            )} END)`;
-      const named = d.builder
-        .selectFrom(candidates)
-        .select(['c.list', value.as('value'), 'c.sessions'])
-        .where('c.by_sessions', '<=', limit)
-        .as('n');
-      return d.builder
-        .selectFrom(
-          d.builder
-            .selectFrom(named)
-            .select([
-              'n.list',
-              'n.value',
-              'n.sessions',
-              sql<number>`ROW_NUMBER() OVER (PARTITION BY n.list ORDER BY n.sessions DESC, n.value ASC)`.as(
-                'rank',
-              ),
-            ])
-            .as('t'),
-        )
-        .select(['t.list', 't.value', 't.sessions'])
-        .where('t.rank', '<=', limit)
-        .orderBy('t.list')
-        .orderBy('t.sessions', 'desc')
-        .orderBy('t.value', 'asc')
-        .compile();
+      const { groups, pathOf } = listGroups(d, query, lists);
+      return rankedLists(d, unionAllOf(groups), pathOf, limit).compile();
     };
   },
 };
