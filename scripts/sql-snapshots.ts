@@ -142,6 +142,17 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     ['sessions', 'bounces', 'sessionPageviews', 'durationSeconds'],
   ),
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
+  // `page!=` one path with its rows current: the site's lists less the path's rows.
+  'filtered.top-lists.without-one-page': overviewStatements.topLists(
+    { ...onePage, filters: parseFilters('page!=/pricing') },
+    10,
+    ['channel', 'source', 'country', 'device'],
+  ),
+  'filtered.top-lists.entry-path.without-one-page': overviewStatements.topLists(
+    { ...onePage, filters: parseFilters('page!=/pricing') },
+    10,
+    ['entry_path'],
+  ),
   'filtered.session-totals.exit-page': sharedStatements.sessionTotals(exitPage, ['sessions', 'visitors']),
   'filtered.top-lists.exit-page': overviewStatements.topLists(exitPage, 10),
   'filtered.top-lists.entry-prefix': overviewStatements.topLists(entryPrefix, 10),

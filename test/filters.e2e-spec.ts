@@ -278,6 +278,38 @@ describe('filters (SPEC §3)', () => {
       );
     });
 
+    it("lists the sessions of page!= one path as the site's lists less the path's", async () => {
+      // page!=/pricing: B (FR, Social, twitter, mobile, /blog/b), C (US, Direct, (direct), desktop,
+      // / to /docs/x), D ((unknown), Search, bing, tablet, no pageview: no entry or exit page)
+      // and F (GB, Referral, news_x%, desktop, /blog/%_lit). A (DE, google, /blog/a to /pricing)
+      // and G (US, /pricing) saw /pricing: DE, google, /blog/a and /pricing sum to 0 and are no
+      // values; US and Search keep C and D.
+      const { data } = (await overview('page!=/pricing')) as unknown as {
+        data: Record<string, Array<{ value: string; sessions: number; share: number }>>;
+      };
+      const quarter = { sessions: 1, share: 25 };
+      expect(data.top_countries).toEqual(
+        ['(unknown)', 'FR', 'GB', 'US'].map((value) => ({ value, ...quarter })),
+      );
+      expect(data.top_channels).toEqual(
+        ['Direct', 'Referral', 'Search', 'Social'].map((value) => ({ value, ...quarter })),
+      );
+      expect(data.top_sources).toEqual(
+        ['(direct)', 'bing', 'news_x%', 'twitter'].map((value) => ({ value, ...quarter })),
+      );
+      expect(data.top_devices).toEqual([
+        { value: 'desktop', sessions: 2, share: 50 },
+        { value: 'mobile', ...quarter },
+        { value: 'tablet', ...quarter },
+      ]);
+      expect(data.entry_pages).toEqual(
+        ['/', '/blog/%_lit', '/blog/b'].map((value) => ({ value, ...quarter })),
+      );
+      expect(data.exit_pages).toEqual(
+        ['/blog/%_lit', '/blog/b', '/docs/x'].map((value) => ({ value, ...quarter })),
+      );
+    });
+
     it('lists entry and exit pages apart past their first 200 characters where each session is tested', async () => {
       // entry_page==/* tests each session's row, and its lists group the pages by their first 200
       // characters with the MD5 of a longer path beside them (pathGroupKey): paths that share

@@ -88,7 +88,7 @@ FROM
                 SELECT
                   'entry_path' AS `list`,
                   NULL AS `value`,
-                  NULL AS `path_hash`,
+                  `s`.`entry_hash` AS `path_hash`,
                   MIN(`s`.`session_id`) AS `rep`,
                   COUNT(*) AS `sessions`
                 FROM
@@ -116,7 +116,7 @@ FROM
                 SELECT
                   'exit_path' AS `list`,
                   NULL AS `value`,
-                  NULL AS `path_hash`,
+                  `s`.`exit_hash` AS `path_hash`,
                   MIN(`s`.`session_id`) AS `rep`,
                   COUNT(*) AS `sessions`
                 FROM

@@ -10,6 +10,8 @@ import {
   rollupParts,
   rollupSpanParts,
   selectsFewCombinations,
+  sessionPagesComplement,
+  PageComplement,
   unionAllOf,
   sessionMetrics,
   sessionRollupMetrics,
@@ -165,6 +167,15 @@ const keyColumns = (list: TopList) =>
 /** Two values in the binary order the statements rank by (utf8mb4_nopad_bin, SQLite's BINARY): their UTF-8 bytes. */
 export const byBytes = (a: string, b: string) =>
   Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+
+/**
+ * A `page!=` query's lists as the site's less the path's (sessionPagesComplement), where the
+ * site's rollups answer each of `lists`; else undefined.
+ */
+function listsLessPath(query: StatsQuery, lists: readonly TopList[]): PageComplement | undefined {
+  const each = lists.map((list) => sessionPagesComplement(query, { metrics: ['sessions'], dimension: list }));
+  return each.every((without) => without !== undefined) ? each[0] : undefined;
+}
 
 /** A path list's name for a hash (and its session `rep`, where one was read). */
 type PathNamer = (hash: Expression<unknown>, rep: Expression<unknown>) => Expression<string>;
@@ -371,7 +382,8 @@ function listGroups(
           .select([
             sql.lit(list).as('list'),
             sql<string | null>`NULL`.as('value'),
-            sql<Buffer | null>`NULL`.as('path_hash'),
+            // By hash, the hash too: the site's rows of a page (listsLessPath) have it as their key.
+            (byHash ? col('s', hashOf) : sql<Buffer | null>`NULL`).as('path_hash'),
             sql<string>`MIN(${col('s', 'session_id')})`.as('rep'),
             sessionMetrics('s').sessions.as('sessions'),
           ])
@@ -620,6 +632,11 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
    * pageviews, 85 → 25 ms for one list over 28k day rows): the values that can still make the top
    * `limit` (those ranked `limit` or better by sessions alone, ties included) are then named by
    * one row of the same rollups each, and ranked by sessions and name.
+   *
+   * Under `page!=` one path whose rows are current (listsLessPath), each list is the site's from
+   * its rollups less the path's from its session_pages rows, which carry each session's values
+   * and its pages' hashes: a value's (or page hash's) sessions summed over both, the path's
+   * negated, before the ranking.
    */
   topLists(
     query: StatsQuery,
@@ -627,8 +644,39 @@ GROUP BY u.list, u.value, u.path_hash`.compile(d.builder);
     lists: readonly TopList[] = TOP_LISTS,
   ): ReportStatement<{ list: TopList; value: string; sessions: number | string }> {
     return (d) => {
-      const { groups, pathOf } = listGroups(d, query, lists);
-      return rankedLists(d, unionAllOf(groups), pathOf, limit).compile();
+      const without = listsLessPath(query, lists);
+      if (without === undefined) {
+        const { groups, pathOf } = listGroups(d, query, lists);
+        return rankedLists(d, unionAllOf(groups), pathOf, limit).compile();
+      }
+      // page!= one path: the site's lists less the path's, a value's or page's sessions summed
+      // over both, the path's negated. A value all of whose sessions saw the path sums to 0: it
+      // is no value of the lists, as the raw path has no row of it.
+      const site = listGroups(d, without.site, lists);
+      const path = listGroups(d, without.page, lists).groups.map(
+        (group) =>
+          d.builder
+            .selectFrom(group.as('z'))
+            .select([
+              'z.list',
+              'z.value',
+              'z.path_hash',
+              'z.rep',
+              sql<number | string>`0 - ${sql.ref('z.sessions')}`.as('sessions'),
+            ]) as TopListGroup,
+      );
+      const less = d.builder
+        .selectFrom(unionAllOf([...site.groups, ...path]).as('u'))
+        .select([
+          'u.list',
+          'u.value',
+          'u.path_hash',
+          sql<string | null>`MIN(${sql.ref('u.rep')})`.as('rep'),
+          sql<number | string>`SUM(${sql.ref('u.sessions')})`.as('sessions'),
+        ])
+        .groupBy(['u.list', 'u.value', 'u.path_hash'])
+        .having(sql`SUM(${sql.ref('u.sessions')})`, '>', 0) as TopListGroup;
+      return rankedLists(d, less, site.pathOf, limit).compile();
     };
   },
 };

@@ -379,6 +379,10 @@ describe('the session rollups less the page rows (sessionPagesComplement)', () =
     const q = current('page!=/pricing');
     const ragged = { ...q.range, startUtc: new Date(q.range.startUtc.getTime() + 60_000) };
     expect(sessionPagesComplement({ ...q, range: ragged }, pageviews, 'hits')).toBeUndefined();
+    // The overview's lists, by attribute or entry or exit page: the site's rollups less the path's rows.
+    expect(sessionPagesComplement(q, { metrics: ['sessions'], dimension: 'entry_path' })?.path).toBe(
+      '/pricing',
+    );
     // A breakdown's sessions by attribute and report bucket: the session rollup's rows less the path's.
     const day = [{ label: '2026-03', startUtc: q.range.startUtc, endUtc: q.range.endUtc }];
     expect(
@@ -400,10 +404,7 @@ describe('the session rollups less the page rows (sessionPagesComplement)', () =
     expect(
       sessionPagesComplement(current('page!=/pricing'), { metrics: ['sessions', 'visitors'] }),
     ).toBeUndefined();
-    // By a path list, or pageviews by value or bucket: the session rollup's rows by attribute only.
-    expect(
-      sessionPagesComplement(current('page!=/pricing'), { metrics: ['sessions'], dimension: 'entry_path' }),
-    ).toBeUndefined();
+    // Pageviews by value or bucket: totals only.
     const q = current('page!=/pricing');
     const day = [{ label: '2026-03', startUtc: q.range.startUtc, endUtc: q.range.endUtc }];
     expect(

@@ -327,8 +327,9 @@ export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefine
  * while those rows are current (StatsQuery.pageRowsCurrent: no queued session gained the path
  * since it was derived), so that a session has a row under it exactly when one of its hits is a
  * pageview of it; and only for what the site's rollups of `source` answer over the range: the
- * session rollups, totals or by one attribute and report bucket (a breakdown's: the path's rows
- * carry the session's attributes and start), or for the pageviews of the selected sessions
+ * session rollups, totals or by one attribute, entry or exit page and report bucket (the
+ * breakdowns, the overview's lists: the path's rows carry the session's attributes, pages and
+ * start), or for the pageviews of the selected sessions
  * (their own ts in the range), the pageview rollup, totals only. Visitors are distinct and do
  * not subtract.
  */
@@ -339,11 +340,7 @@ export function sessionPagesComplement(
 ): PageComplement | undefined {
   const page = pageEventRollupsPage(query);
   if (page?.without !== true || query.pageRowsCurrent !== true) return undefined;
-  const grouped = needs.dimension !== undefined || (needs.buckets ?? []).length > 0;
-  if (
-    grouped &&
-    (source !== 'sessions' || (needs.dimension !== undefined && !isSessionAttribute(needs.dimension)))
-  ) {
+  if (source !== 'sessions' && (needs.dimension !== undefined || (needs.buckets ?? []).length > 0)) {
     return undefined;
   }
   const site: StatsQuery = { ...query, filters: [] };
