@@ -141,6 +141,12 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
     { ...onePage, filters: parseFilters('page!=/pricing') },
     ['sessions', 'bounces', 'sessionPageviews', 'durationSeconds'],
   ),
+  // `page!=` one path with its rows current, visitors (distinct, no difference): each session's
+  // row under the path looked up by key (noPageRowOfSessionsRow).
+  'filtered.session-totals.visitors-without-one-page': sharedStatements.sessionTotals(
+    { ...onePage, filters: parseFilters('page!=/pricing') },
+    ['sessions', 'visitors'],
+  ),
   'filtered.top-lists.one-page': overviewStatements.topLists(onePage, 10),
   // `page!=` one path with its rows current: the site's lists less the path's rows.
   'filtered.top-lists.without-one-page': overviewStatements.topLists(

@@ -6,6 +6,7 @@ import {
   andAlso,
   combinationSelected,
   noPageRowOfSession,
+  noPageRowOfSessionsRow,
   pageRowOfSession,
   queuedSessionSelected,
   rollupValueSelected,
@@ -48,13 +49,15 @@ export const where = {
     // Read from session_pages (sessionsSource): its rows of the path are the selected sessions.
     if (source?.pages) return sql<SqlBool>`(${where.sessions({ ...query, filters: [] }, alias)})`;
     const byCombination = combinationSelected(query, alias);
+    // page!= one path, rows current: no row of the session under it (noPageRowOfSessionsRow).
     const selected =
-      byCombination === null
+      noPageRowOfSessionsRow(query, alias) ??
+      (byCombination === null
         ? sessionSelected(query, alias)
         : sessionSelected(
             { ...query, filters: query.filters.filter((f) => !isSessionAttribute(f.dimension)) },
             alias,
-          );
+          ));
     return sql<SqlBool>`(${col(alias, 'site_id')} = ${query.site.id} AND ${col(alias, 'started_at')} >= ${query.range.startUtc} AND ${col(alias, 'started_at')} < ${query.range.endUtc}${andAlso(byCombination)}${andAlso(selected)})`;
   },
 
