@@ -138,15 +138,25 @@ function sessionsLessPath(
 ): MetricSource {
   const site = metricSource(d, without.site, request, buckets);
   const path = metricSource(d, without.page, request, buckets);
+  // The path's rows summed by report bucket and value first (a row of each group, at its
+  // earliest time: in the same bucket), so the union MariaDB materialises holds a row per group,
+  // not one per session (at 10M pageviews under page!=/pricing, 700k: 1.4-1.6 -> 0.8 s by hand).
+  // With one bucket or none, by value alone (SQLite reads a literal in GROUP BY as a column's place).
+  const byGroup =
+    buckets === undefined || buckets.length < 2
+      ? [path.value]
+      : [bucketIndex(d, path.time, [...buckets]), path.value];
   const rows = site.rows
     .select([site.time.as('t'), site.value.as('value'), site.num.as('num'), site.den.as('den')])
     .unionAll(
-      path.rows.select([
-        path.time.as('t'),
-        path.value.as('value'),
-        sql`0 - ${path.num}`.as('num'),
-        sql`0 - ${path.den}`.as('den'),
-      ]),
+      path.rows
+        .select([
+          sql`MIN(${path.time})`.as('t'),
+          path.value.as('value'),
+          sql`0 - SUM(${path.num})`.as('num'),
+          sql`0 - SUM(${path.den})`.as('den'),
+        ])
+        .groupBy(byGroup),
     );
   return {
     rows: d.builder.selectFrom(rows.as('x')) as AnySelect,
