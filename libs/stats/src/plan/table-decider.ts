@@ -329,9 +329,8 @@ export function pageEventRollupsPage(query: StatsQuery): RolledUpPage | undefine
  * pageview of it; and only for what the site's rollups of `source` answer over the range: the
  * session rollups, totals or by one attribute, entry or exit page and report bucket (the
  * breakdowns, the overview's lists: the path's rows carry the session's attributes, pages and
- * start), or for the pageviews of the selected sessions
- * (their own ts in the range), the pageview rollup, totals only. Visitors are distinct and do
- * not subtract.
+ * start), or for the pageviews of the selected sessions (their own ts in the range), the
+ * pageview rollup, totals only. Visitors are distinct and do not subtract.
  */
 export function sessionPagesComplement(
   query: StatsQuery,

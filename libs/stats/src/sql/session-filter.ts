@@ -289,6 +289,16 @@ export function pageRowOfSession(
 }
 
 /**
+ * The path of `scope`'s `page!=` one path (complementedPage) outside the raw path while its
+ * session_pages rows are current (StatsQuery.pageRowsCurrent): a session has a row under it
+ * exactly when one of its hits is a pageview of it. Undefined otherwise.
+ */
+function currentComplementedPage(scope: SessionScope): readonly FilterValue[] | undefined {
+  if (scope.tables === 'raw' || scope.pageRowsCurrent !== true) return undefined;
+  return complementedPage(scope.filters);
+}
+
+/**
  * Under `page!=` one path whose session_pages rows are current (complementedPage,
  * StatsQuery.pageRowsCurrent): the session of row `row` (which carries site_id and session_id) is
  * derived, with a start in `startedIn` when given, and has no row there under the path. A derived
@@ -303,8 +313,8 @@ export function noPageRowOfSession(
   row: string,
   startedIn?: { startUtc: Date; endUtc: Date },
 ): RawBuilder<SqlBool> | undefined {
-  const pages = complementedPage(scope.filters);
-  if (scope.tables === 'raw' || scope.pageRowsCurrent !== true || pages === undefined) return undefined;
+  const pages = currentComplementedPage(scope);
+  if (pages === undefined) return undefined;
   const rows = tableWithIndexMarker(SESSION_PAGES, 'fp', SESSION_PAGES_BY_SESSION);
   return sql<SqlBool>`(EXISTS (SELECT 1 FROM sessions fs WHERE fs.site_id = ${col(row, 'site_id')} AND fs.session_id = ${col(row, 'session_id')}${startedWithin('fs', startedIn)}) AND NOT EXISTS (SELECT 1 FROM ${sql.raw(rows)} WHERE fp.site_id = ${col(row, 'site_id')} AND fp.session_id = ${col(row, 'session_id')} AND ${pageKeyUnderAny('fp', pages)}))`;
 }
@@ -322,8 +332,8 @@ export function noPageRowOfSession(
  * 13.8 -> 10.7 s with a 60-s budget (BENCHMARKS.md run CB). Undefined otherwise.
  */
 export function noPageRowOfSessionsRow(scope: SessionScope, s: string): RawBuilder<SqlBool> | undefined {
-  const pages = complementedPage(scope.filters);
-  if (scope.tables === 'raw' || scope.pageRowsCurrent !== true || pages === undefined) return undefined;
+  const pages = currentComplementedPage(scope);
+  if (pages === undefined) return undefined;
   return sql<SqlBool>`NOT EXISTS (SELECT 1 FROM ${sql.raw(SESSION_PAGES)} fp WHERE fp.site_id = ${col(s, 'site_id')} AND ${pageKeyUnderAny('fp', pages)} AND fp.started_at = ${col(s, 'started_at')} AND fp.session_id = ${col(s, 'session_id')})`;
 }
 
