@@ -124,6 +124,18 @@ export function ranksWithSeries(query: StatsQuery, request: BreakdownRequest, bu
 }
 
 /**
+ * The report bucket of time `t`, for rows summed by bucket and value before a union (each group
+ * at its earliest time, in the same bucket); undefined with one bucket or none, where they are
+ * summed by value alone (SQLite reads a literal in GROUP BY as a column's place).
+ */
+function bucketKey(
+  d: SqlDialect,
+  buckets?: readonly Bucket[],
+): ((t: RawBuilder<unknown>) => RawBuilder<unknown>) | undefined {
+  return buckets === undefined || buckets.length < 2 ? undefined : (t) => bucketIndex(d, t, [...buckets]);
+}
+
+/**
  * Sessions or bounces by value and bucket under `page!=` one path (sessionPagesComplement): the
  * site's session rollup rows less the path's session_pages rows (each session's attribute and
  * start are on its rows), one row set summed per group. A (value, bucket)'s difference is the
@@ -141,11 +153,8 @@ function sessionsLessPath(
   // The path's rows summed by report bucket and value first (a row of each group, at its
   // earliest time: in the same bucket), so the union MariaDB materialises holds a row per group,
   // not one per session (at 10M pageviews under page!=/pricing, 700k: 1.4-1.6 -> 0.8 s by hand).
-  // With one bucket or none, by value alone (SQLite reads a literal in GROUP BY as a column's place).
-  const byGroup =
-    buckets === undefined || buckets.length < 2
-      ? [path.value]
-      : [bucketIndex(d, path.time, [...buckets]), path.value];
+  const byBucket = bucketKey(d, buckets);
+  const byGroup = byBucket === undefined ? [path.value] : [byBucket(path.time), path.value];
   const rows = site.rows
     .select([site.time.as('t'), site.value.as('value'), site.num.as('num'), site.den.as('den')])
     .unionAll(
@@ -298,10 +307,7 @@ function metricSource(
       // at its full width: a row a session spilled the 64 MB in-memory temporary table (at 1M
       // under page==/pricing, 73k sessions: 1.2 s). With one bucket or none, by value alone
       // (SQLite reads a literal in GROUP BY as a column's place).
-      const byBucket =
-        buckets === undefined || buckets.length < 2
-          ? undefined
-          : (t: RawBuilder<unknown>) => bucketIndex(d, t, [...buckets]);
+      const byBucket = bucketKey(d, buckets);
       const groups = (t: RawBuilder<unknown>, value: RawBuilder<unknown>) =>
         byBucket === undefined ? value : sql`${byBucket(t)}, ${value}`;
       const selected = () => {
