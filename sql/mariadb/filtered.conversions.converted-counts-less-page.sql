@@ -35,26 +35,24 @@
 --   $33 = 7
 --   $34 = 2026-03-19T23:00:00.000Z
 --   $35 = 2026-04-02T22:00:00.000Z
---   $36 = 2026-03-19T23:00:00.000Z
---   $37 = 2026-04-02T22:00:00.000Z
---   $38 = "/pricing"
---   $39 = 2026-03-19T23:00:00.000Z
---   $40 = "signup"
---   $41 = "/thank-you"
---   $42 = "/thank-yov"
---   $43 = 10
---   $44 = "/thank-you"
+--   $36 = "/pricing"
+--   $37 = 2026-03-19T23:00:00.000Z
+--   $38 = "signup"
+--   $39 = "/thank-you"
+--   $40 = "/thank-yov"
+--   $41 = 10
+--   $42 = "/thank-you"
+--   $43 = 2026-03-19T23:00:00.000Z
+--   $44 = "signup"
 --   $45 = 2026-03-19T23:00:00.000Z
---   $46 = "signup"
---   $47 = 2026-03-19T23:00:00.000Z
---   $48 = "/thank-you"
---   $49 = "/thank-yov"
---   $50 = 10
---   $51 = "/thank-you"
---   $52 = 7
---   $53 = 2026-03-19T23:00:00.000Z
---   $54 = 2026-04-02T22:00:00.000Z
---   $55 = "/pricing"
+--   $46 = "/thank-you"
+--   $47 = "/thank-yov"
+--   $48 = 10
+--   $49 = "/thank-you"
+--   $50 = 7
+--   $51 = 2026-03-19T23:00:00.000Z
+--   $52 = 2026-04-02T22:00:00.000Z
+--   $53 = "/pricing"
 SELECT
   `a`.`converted` - `b`.`converted` AS `converted`,
   `a`.`goal_0` - `b`.`goal_0` AS `goal_0`,
@@ -269,22 +267,18 @@ FROM
           END AS `goal_1`
         FROM
           session_goals b
-          STRAIGHT_JOIN sessions s ON s.site_id = b.site_id
-          AND s.session_id = b.session_id
         WHERE
           b.site_id = ?
           AND `b`.`started_at` >= ?
           AND `b`.`started_at` < ?
-          AND `s`.`started_at` >= ?
-          AND `s`.`started_at` < ?
           AND NOT EXISTS (
             SELECT
               1
             FROM
               dirty_sessions q
             WHERE
-              q.site_id = `s`.`site_id`
-              AND q.session_id = `s`.`session_id`
+              q.site_id = `b`.`site_id`
+              AND q.session_id = `b`.`session_id`
           )
           AND EXISTS (
             SELECT
@@ -292,8 +286,8 @@ FROM
             FROM
               session_pages fs FORCE INDEX (ix_session_pages_session)
             WHERE
-              fs.site_id = `s`.`site_id`
-              AND fs.session_id = `s`.`session_id`
+              fs.site_id = `b`.`site_id`
+              AND fs.session_id = `b`.`session_id`
               AND `fs`.`page_key` = ?
           )
         UNION ALL

@@ -5,26 +5,24 @@
 --   $3 = 7
 --   $4 = 2026-03-19T23:00:00.000Z
 --   $5 = 2026-04-02T22:00:00.000Z
---   $6 = 2026-03-19T23:00:00.000Z
---   $7 = 2026-04-02T22:00:00.000Z
---   $8 = "/pricing"
---   $9 = 2026-03-19T23:00:00.000Z
---   $10 = "signup"
---   $11 = "/thank-you"
---   $12 = "/thank-yov"
---   $13 = 10
---   $14 = "/thank-you"
+--   $6 = "/pricing"
+--   $7 = 2026-03-19T23:00:00.000Z
+--   $8 = "signup"
+--   $9 = "/thank-you"
+--   $10 = "/thank-yov"
+--   $11 = 10
+--   $12 = "/thank-you"
+--   $13 = 2026-03-19T23:00:00.000Z
+--   $14 = "signup"
 --   $15 = 2026-03-19T23:00:00.000Z
---   $16 = "signup"
---   $17 = 2026-03-19T23:00:00.000Z
---   $18 = "/thank-you"
---   $19 = "/thank-yov"
---   $20 = 10
---   $21 = "/thank-you"
---   $22 = 7
---   $23 = 2026-03-19T23:00:00.000Z
---   $24 = 2026-04-02T22:00:00.000Z
---   $25 = "/pricing"
+--   $16 = "/thank-you"
+--   $17 = "/thank-yov"
+--   $18 = 10
+--   $19 = "/thank-you"
+--   $20 = 7
+--   $21 = 2026-03-19T23:00:00.000Z
+--   $22 = 2026-04-02T22:00:00.000Z
+--   $23 = "/pricing"
 SELECT
   COALESCE(SUM(`x`.`converted`), 0) AS `converted`,
   COALESCE(SUM(`x`.`goal_0`), 0) AS `goal_0`,
@@ -55,22 +53,18 @@ FROM
       END AS `goal_1`
     FROM
       session_goals b
-      STRAIGHT_JOIN sessions s ON s.site_id = b.site_id
-      AND s.session_id = b.session_id
     WHERE
       b.site_id = ?
       AND `b`.`started_at` >= ?
       AND `b`.`started_at` < ?
-      AND `s`.`started_at` >= ?
-      AND `s`.`started_at` < ?
       AND NOT EXISTS (
         SELECT
           1
         FROM
           dirty_sessions q
         WHERE
-          q.site_id = `s`.`site_id`
-          AND q.session_id = `s`.`session_id`
+          q.site_id = `b`.`site_id`
+          AND q.session_id = `b`.`session_id`
       )
       AND EXISTS (
         SELECT
@@ -78,8 +72,8 @@ FROM
         FROM
           session_pages fs FORCE INDEX (ix_session_pages_session)
         WHERE
-          fs.site_id = `s`.`site_id`
-          AND fs.session_id = `s`.`session_id`
+          fs.site_id = `b`.`site_id`
+          AND fs.session_id = `b`.`session_id`
           AND `fs`.`page_key` = ?
       )
     UNION ALL
