@@ -308,6 +308,10 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'ecommerce.revenue-by-day': ecommerceStatements.revenueByDay(query),
   'ecommerce.revenue-by-day.raw': ecommerceStatements.revenueByDay(raw),
   'filtered.ecommerce.order-totals-by-day.one-page': ecommerceStatements.orderTotalsByDay(onePage),
+  'filtered.ecommerce.order-totals-by-day.without-one-page': ecommerceStatements.orderTotalsByDay({
+    ...onePage,
+    filters: parseFilters('page!=/pricing'),
+  }),
 };
 
 const ENGINES: Array<{ dir: string; dialect: SqlDialect; formatterLanguage: 'mariadb' }> = [
