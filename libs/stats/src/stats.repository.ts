@@ -72,8 +72,8 @@ export interface StoredSketchRow {
   bucket: Date | string;
   /** The attribute value of a value sketch; '' for the site's own. */
   value: string;
-  /** As hex text. */
-  registers: string;
+  /** Its bytes, or their hex text where the engine reads BLOBs so (SqlDialect.blobOut). */
+  registers: string | Uint8Array;
 }
 
 /**
@@ -264,8 +264,7 @@ CROSS JOIN (SELECT COALESCE(SUM(u.n), 0) AS n FROM (${pageviewsBeyondWholeSessio
   },
 
   /**
-   * The day and hour sketches of a cover, registers as hex text (the same on every engine and
-   * reader): the site's, or under filters on one session attribute (visitorSketchesMayAnswer)
+   * The day and hour sketches of a cover, registers as the engine reads a BLOB (blobOut): the site's, or under filters on one session attribute (visitorSketchesMayAnswer)
    * those of the values the filters select, whose merge is the sketch of their sessions.
    */
   visitorSketches(query: StatsQuery, cover: SketchCover): ReportStatement<StoredSketchRow> {
@@ -290,7 +289,7 @@ CROSS JOIN (SELECT COALESCE(SUM(u.n), 0) AS n FROM (${pageviewsBeyondWholeSessio
             'grain',
             'bucket',
             sql<string>`''`.as('value'),
-            sql<string>`HEX(registers)`.as('registers'),
+            d.blobOut(sql.ref('registers')).as('registers'),
           ])
           .where('site_id', '=', query.site.id)
           .where(grains)
@@ -300,7 +299,7 @@ CROSS JOIN (SELECT COALESCE(SUM(u.n), 0) AS n FROM (${pageviewsBeyondWholeSessio
     return (d) =>
       d.builder
         .selectFrom('visitor_value_sketches as visitor_sketches')
-        .select(['grain', 'bucket', 'value', sql<string>`HEX(registers)`.as('registers')])
+        .select(['grain', 'bucket', 'value', d.blobOut(sql.ref('registers')).as('registers')])
         .where('site_id', '=', query.site.id)
         .where('dimension', '=', dimension)
         .where(grains)
@@ -311,7 +310,7 @@ CROSS JOIN (SELECT COALESCE(SUM(u.n), 0) AS n FROM (${pageviewsBeyondWholeSessio
   /**
    * The day sketches by combination of attributes (visitor_combination_sketches) of the
    * combinations the request listed, over whole UTC days: their merge is the sketch of the
-   * selected sessions that start in those days. Registers as hex text, as visitorSketches.
+   * selected sessions that start in those days. Registers as visitorSketches reads them.
    */
   combinationSketches(query: StatsQuery, days: UtcInterval): ReportStatement<StoredSketchRow> {
     return (d) =>
@@ -321,7 +320,7 @@ CROSS JOIN (SELECT COALESCE(SUM(u.n), 0) AS n FROM (${pageviewsBeyondWholeSessio
           sql<string>`'day'`.as('grain'),
           'c.bucket',
           sql<string>`HEX(c.attributes_hash)`.as('value'),
-          sql<string>`HEX(c.registers)`.as('registers'),
+          d.blobOut(sql.ref('c.registers')).as('registers'),
         ])
         .where('c.site_id', '=', query.site.id)
         .where('c.bucket', '>=', new Date(days.start))
@@ -559,7 +558,7 @@ export class StatsRepository {
       const bucket = row.bucket instanceof Date ? row.bucket.getTime() : row.bucket;
       const rowKey = () =>
         `${query.site.id}\u0000${row.grain}\u0000${bucket}\u0000${dimension}\u0000${row.value}`;
-      this.inflatedSketches.mergeHex(sketch, rowKey, row.registers);
+      this.inflatedSketches.mergeRow(sketch, rowKey, row.registers);
     }
     for (const row of edges) sketch.add(row.visitor_id);
     return Math.round(sketch.estimate());

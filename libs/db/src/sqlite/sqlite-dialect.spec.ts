@@ -95,6 +95,10 @@ describe('sqliteDialect', () => {
       expect(scaledInteger('1.230', 2)).toBe(123);
     });
 
+    it('reads a BLOB back as its hex text, which crosses the read pool as a string', () => {
+      expect(one(sut.blobOut(sql`X'00ff10'`))).toBe('00FF10');
+    });
+
     it('reads stored integers back as the decimal strings the MySQL family returns', () => {
       expect(one(sut.decimalText(sql.lit(1230), 2))).toBe('12.30');
       expect(one(sut.decimalText(sql.lit(0), 2))).toBe('0.00');

@@ -186,6 +186,10 @@ class SqliteDialect implements SqlDialect {
     return sql<string>`(CASE WHEN ${value} < 0 THEN '-' ELSE '' END || printf('%d.%0${sql.raw(String(scale))}d', abs(${value}) / ${sql.lit(unit)}, abs(${value}) % ${sql.lit(unit)}))`;
   }
 
+  blobOut(value: Expression<unknown>): RawBuilder<string> {
+    return sql<string>`HEX(${value})`;
+  }
+
   bucketIndex(value: Expression<unknown>, starts: readonly number[]): RawBuilder<number> {
     // No INTERVAL(): a binary search written out as nested CASEs over the starts as stored
     // text, so a row costs log2(buckets) text comparisons and no date function.

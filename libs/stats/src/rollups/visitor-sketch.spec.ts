@@ -207,6 +207,43 @@ describe('InflatedSketches', () => {
     expect(s.registers).toEqual(dense.registers);
   });
 
+  it('merges the bytes a driver gives (a Buffer, or a view into a larger buffer) as their hex text', () => {
+    const memo = new InflatedSketches(2 ** 20);
+    const inside = (b: Buffer) => {
+      const packet = Buffer.alloc(b.length + 7, 0xff);
+      b.copy(packet, 3);
+      return new Uint8Array(packet.buffer, packet.byteOffset + 3, b.length);
+    };
+    for (const stored of [dense, sparse]) {
+      for (const bytes of [stored.encode(), inside(stored.encode()), stored.encode()]) {
+        const s = into();
+        memo.mergeRow(s, () => 'day 1', bytes);
+        expect(s.registers).toEqual(merged(base, stored).registers);
+      }
+    }
+    const s = into();
+    memo.mergeRow(s, () => 'day 2', hex(dense));
+    expect(s.registers).toEqual(merged(base, dense).registers);
+    expect(() => memo.mergeRow(into(), () => 'x', Buffer.concat([sparse.encode(), Buffer.of(0)]))).toThrow(
+      '3 bytes a register',
+    );
+  });
+
+  it('serves a row read as bytes only while its bytes are the same, whatever becomes of the buffer it was read from', () => {
+    const memo = new InflatedSketches(2 ** 20);
+    const later = merged(dense, sketchOf(ids(20_000, 'late hits')));
+    const first = dense.encode();
+    memo.mergeRow(into(), () => 'day 1', first);
+    // The driver's buffer reused for another packet: the kept copy still tells the row apart.
+    later.encode().copy(first, 0, 0, Math.min(first.length, later.encode().length));
+    let s = into();
+    memo.mergeRow(s, () => 'day 1', dense.encode());
+    expect(s.registers).toEqual(merged(base, dense).registers);
+    s = into();
+    memo.mergeRow(s, () => 'day 1', later.encode());
+    expect(s.registers).toEqual(merged(base, later).registers);
+  });
+
   it('stays right when its bytes hold one sketch and two rows take turns', () => {
     const other = sketchOf(ids(20_000, 'other'));
     const memo = new InflatedSketches(hex(dense).length + SKETCH_REGISTERS);

@@ -138,13 +138,35 @@ export class VisitorSketch {
  * are read.
  */
 export class InflatedSketches {
-  private readonly entries: LRUCache<string, { stored: string; sketch: VisitorSketch }>;
+  private readonly entries: LRUCache<string, { stored: string | Buffer; sketch: VisitorSketch }>;
 
   constructor(maxBytes: number) {
     this.entries = new LRUCache({
       maxSize: maxBytes,
       sizeCalculation: (e) => e.stored.length + SKETCH_REGISTERS,
     });
+  }
+
+  /**
+   * Merges the stored sketch `stored`, read from the row `row` names, into `into`: its stored
+   * form as the engine reads a BLOB (SqlDialect.blobOut), its bytes or their hex text (mergeHex).
+   * A sparse one is merged from the bytes in place; a dense one is inflated once and kept while
+   * its row holds the same bytes (a copy: the driver's buffer may be a view of a larger one).
+   */
+  mergeRow(into: VisitorSketch, row: () => string, stored: string | Uint8Array): void {
+    if (typeof stored === 'string') return this.mergeHex(into, row, stored);
+    const bytes = Buffer.isBuffer(stored)
+      ? stored
+      : Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+    if (bytes[0] !== DENSE) return into.mergeStored(bytes);
+    const key = row();
+    const known = this.entries.get(key);
+    if (known !== undefined && Buffer.isBuffer(known.stored) && known.stored.equals(bytes)) {
+      return into.merge(known.sketch);
+    }
+    const sketch = new VisitorSketch(inflateRawSync(bytes.subarray(1)));
+    this.entries.set(key, { stored: Buffer.from(bytes), sketch });
+    into.merge(sketch);
   }
 
   /**
