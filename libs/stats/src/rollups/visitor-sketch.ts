@@ -159,14 +159,7 @@ export class InflatedSketches {
       ? stored
       : Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
     if (bytes[0] !== DENSE) return into.mergeStored(bytes);
-    const key = row();
-    const known = this.entries.get(key);
-    if (known !== undefined && Buffer.isBuffer(known.stored) && known.stored.equals(bytes)) {
-      return into.merge(known.sketch);
-    }
-    const sketch = new VisitorSketch(inflateRawSync(bytes.subarray(1)));
-    this.entries.set(key, { stored: Buffer.from(bytes), sketch });
-    into.merge(sketch);
+    this.mergeKept(into, row(), bytes, () => bytes);
   }
 
   /**
@@ -177,16 +170,30 @@ export class InflatedSketches {
    */
   mergeHex(into: VisitorSketch, row: () => string, hex: string): void {
     if (isSparseHex(hex)) return mergeSparseHex(into.registers, hex);
-    const key = row();
+    this.mergeKept(into, row(), hex, () => Buffer.from(hex, 'hex'));
+  }
+
+  /**
+   * Merges the sketch of row `key`, stored as `stored` (`bytes` decodes it), from the sketch kept
+   * for the row while it was stored the same; else decodes it and, dense, keeps it inflated with
+   * its own copy of the stored form.
+   */
+  private mergeKept(into: VisitorSketch, key: string, stored: string | Buffer, bytes: () => Buffer): void {
     const known = this.entries.get(key);
-    if (known !== undefined && known.stored === hex) return into.merge(known.sketch);
-    const stored = Buffer.from(hex, 'hex');
-    if (stored[0] !== DENSE) return into.mergeStored(stored);
+    if (known !== undefined && sameStored(known.stored, stored)) return into.merge(known.sketch);
+    const decoded = bytes();
+    if (decoded[0] !== DENSE) return into.mergeStored(decoded);
     // Never merged into: only ever the `other` of a merge.
-    const sketch = new VisitorSketch(inflateRawSync(stored.subarray(1)));
-    this.entries.set(key, { stored: hex, sketch });
+    const sketch = new VisitorSketch(inflateRawSync(decoded.subarray(1)));
+    this.entries.set(key, { stored: typeof stored === 'string' ? stored : Buffer.from(stored), sketch });
     into.merge(sketch);
   }
+}
+
+/** Whether two stored forms of a sketch, each its bytes or their hex text, are the same form and value. */
+function sameStored(a: string | Buffer, b: string | Buffer): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  return a.equals(b);
 }
 
 /**
