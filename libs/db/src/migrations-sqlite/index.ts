@@ -40,6 +40,7 @@ import { SqliteSessionPageHashes1768900000000 } from './1768900000000-session-pa
 import { SqliteSessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
 import { SqliteSessionPagePriorVisits1769100000000 } from './1769100000000-session-page-prior-visits';
 import { SqlitePageEventRollups1769200000000 } from './1769200000000-page-event-rollups';
+import { SqliteSessionPagesByVisitor1769300000000 } from './1769300000000-session-pages-by-visitor';
 
 export const SQLITE_MIGRATIONS = [
   SqliteSchema1765100000000,
@@ -84,4 +85,5 @@ export const SQLITE_MIGRATIONS = [
   SqliteSessionPageFirstSessions1769000000000,
   SqliteSessionPagePriorVisits1769100000000,
   SqlitePageEventRollups1769200000000,
+  SqliteSessionPagesByVisitor1769300000000,
 ];

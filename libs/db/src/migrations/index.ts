@@ -49,6 +49,7 @@ import { SessionPageHashes1768900000000 } from './1768900000000-session-page-has
 import { SessionPageFirstSessions1769000000000 } from './1769000000000-session-page-first-sessions';
 import { SessionPagePriorVisits1769100000000 } from './1769100000000-session-page-prior-visits';
 import { PageEventRollups1769200000000 } from './1769200000000-page-event-rollups';
+import { SessionPagesByVisitor1769300000000 } from './1769300000000-session-pages-by-visitor';
 
 export const MIGRATIONS = [
   InitialSchema1763800000000,
@@ -102,4 +103,5 @@ export const MIGRATIONS = [
   SessionPageFirstSessions1769000000000,
   SessionPagePriorVisits1769100000000,
   PageEventRollups1769200000000,
+  SessionPagesByVisitor1769300000000,
 ];

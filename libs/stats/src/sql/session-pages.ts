@@ -1,12 +1,5 @@
 import { sql, SqlBool, type AliasedRawBuilder, type RawBuilder } from 'kysely';
-import {
-  isSessionAttribute,
-  pathKeyIs,
-  SESSION_ATTRIBUTES,
-  SESSIONS_BY_VISITOR,
-  STEP_KEY_CHARS,
-  textMatch,
-} from '../definitions';
+import { isSessionAttribute, pathKeyIs, SESSION_ATTRIBUTES, STEP_KEY_CHARS, textMatch } from '../definitions';
 import type { FilterValue } from '../query/filters';
 import { tableWithIndexMarker, type SqlDialect } from '@app/db/dialect';
 import { andAlso, sessionSelected, type SessionScope, type StatsFilter } from './session-filter';
@@ -85,6 +78,14 @@ export const PREFIX_KEYS = 1_000;
 export const SESSION_PAGES_BY_SESSION = 'ix_session_pages_session';
 
 /**
+ * session_pages by visitor (migration 1769300000000): (site_id, visitor_id, page_key, started_at,
+ * session_id, prior_visit_at), each visitor's rows of one page_key in the order of their prior
+ * visits, with all priorVisitsUpdate reads of them, so that it reads a chunk's visitors' rows from
+ * this index alone.
+ */
+export const SESSION_PAGES_BY_VISITOR = 'ix_session_pages_visitor';
+
+/**
  * `INSERT INTO session_pages … SELECT`: the rows of the sessions whose pageviews `where` selects
  * among `hits h` (siteKeysWhere for a chunk of `aggregate`; every pageview for the migration),
  * from their rows in `sessions`, one per distinct page_key, each with `prior_page_key`: the
@@ -130,11 +131,11 @@ export function sessionPagesDelete(
  * visitor's session before it in (started_at, session_id) order that has a row under the same
  * page_key (NULL for the visitor's first there), written where it differs. `aggregate` runs it in
  * the transaction that writes a chunk's rows, for the visitors of the chunk's sessions before and
- * after (a new session, a late earlier one, one that changed visitor); their sessions are found
- * through SESSIONS_BY_VISITOR, first (`orderedJoin`: SQLite read every row of the site by
- * SESSION_PAGES_BY_SESSION and looked its session up, 786 s for the smoke benchmark's backfill
- * instead of ~40), and their rows through SESSION_PAGES_BY_SESSION. Without
- * `visitors`, every row of the table (the migration).
+ * after (a new session, a late earlier one, one that changed visitor); their rows are read from
+ * SESSION_PAGES_BY_VISITOR alone, in the window's order. Until migration 1769300000000 their
+ * sessions were found through SESSIONS_BY_VISITOR and each row read by SESSION_PAGES_BY_SESSION
+ * and its primary key: at 10M pageviews 5.16 s of an hour's 20.67 s of statements (BENCHMARKS.md
+ * run CC). Without `visitors`, every row of the table (the migration).
  *
  * So of the rows of one page_key whose start is in a range, exactly one a visitor has no prior
  * visit in that range (its first there): counting those counts the range's distinct visitors of
@@ -147,10 +148,8 @@ export function priorVisitsUpdate(
   const rows =
     visitors === undefined
       ? sql`FROM ${sql.raw(SESSION_PAGES)} sp`
-      : sql`FROM ${sql.raw(d.tableWithIndex('sessions', 's', SESSIONS_BY_VISITOR))}
-        ${sql.raw(d.orderedJoin)} ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_SESSION))}
-          ON sp.site_id = s.site_id AND sp.session_id = s.session_id
-        WHERE ${siteKeysWhere(visitors, 's', 'visitor_id')}`;
+      : sql`FROM ${sql.raw(d.tableWithIndex(SESSION_PAGES, 'sp', SESSION_PAGES_BY_VISITOR))}
+        WHERE ${siteKeysWhere(visitors, 'sp', 'visitor_id')}`;
   const source = sql`SELECT w.site_id, w.page_key, w.started_at, w.session_id, w.prior_visit_at
     FROM (SELECT sp.site_id, sp.page_key, sp.started_at, sp.session_id, sp.prior_visit_at AS was,
         LAG(sp.started_at) OVER (PARTITION BY sp.site_id, sp.visitor_id, sp.page_key ORDER BY sp.started_at, sp.session_id) AS prior_visit_at
