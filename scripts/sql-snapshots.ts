@@ -298,6 +298,13 @@ export const SNAPSHOTS: Record<string, ReportStatement<unknown>> = {
   'ecommerce.purchasing-sessions-by-rollup': ecommerceStatements.purchasingSessionsByRollup(query),
   'filtered.ecommerce.purchasing-sessions-by-orders.one-page':
     ecommerceStatements.purchasingSessionsByOrders(onePage),
+  // `page!=` one path with its rows current: the site's purchase rollup less the path's rows.
+  'filtered.ecommerce.purchasing-sessions.without-one-page': ecommerceStatements.purchasingSessionsLessPage(
+    sessionPagesComplement(
+      { ...onePage, filters: parseFilters('page!=/pricing') },
+      { metrics: ['sessions'] },
+    )!,
+  ),
   'ecommerce.top-products': ecommerceStatements.topProducts(query, 10),
   'ecommerce.top-product-totals': ecommerceStatements.topProductTotals(query, 10),
   'ecommerce.first-quarters': ecommerceStatements.firstQuarters(query, ['SKU-1', 'SKU-2']),

@@ -734,18 +734,19 @@ describe('Rollup path = raw path (parity)', () => {
         }
       }
     }
-    // Late hits queue two sessions again: one gains an event, one a page it had not seen. The
-    // rows of every other path stay current, and are read with those sessions queued.
+    // Late hits queue two sessions of the first range again: one gains an event, one a page it had
+    // not seen, and each its first order. The rows of every other path stay current, and are read with those
+    // sessions queued.
     const site = sites[0];
     const [seen] = await env.ds.query<Array<{ session_id: string; visitor_id: string; started_at: Date }>>(
       `SELECT s.session_id, s.visitor_id, s.started_at FROM sessions s
-       WHERE s.site_id = ? AND EXISTS (SELECT 1 FROM session_pages sp WHERE sp.site_id = s.site_id AND sp.session_id = s.session_id AND sp.page_key = '/pricing')
+       WHERE s.site_id = ? AND s.purchased = 0 AND s.started_at >= '2026-03-02' AND s.started_at < '2026-03-30' AND EXISTS (SELECT 1 FROM session_pages sp WHERE sp.site_id = s.site_id AND sp.session_id = s.session_id AND sp.page_key = '/pricing')
        ORDER BY s.session_id LIMIT 1`,
       [site.id],
     );
     const [unseen] = await env.ds.query<Array<{ session_id: string; visitor_id: string; started_at: Date }>>(
       `SELECT s.session_id, s.visitor_id, s.started_at FROM sessions s
-       WHERE s.site_id = ? AND s.pageviews > 0 AND NOT EXISTS (SELECT 1 FROM session_pages sp WHERE sp.site_id = s.site_id AND sp.session_id = s.session_id AND sp.page_key IN ('/pricing', '/blog/a'))
+       WHERE s.site_id = ? AND s.pageviews > 0 AND s.purchased = 0 AND s.started_at >= '2026-03-02' AND s.started_at < '2026-03-30' AND NOT EXISTS (SELECT 1 FROM session_pages sp WHERE sp.site_id = s.site_id AND sp.session_id = s.session_id AND sp.page_key IN ('/pricing', '/blog/a'))
        ORDER BY s.session_id LIMIT 1`,
       [site.id],
     );
@@ -754,6 +755,12 @@ describe('Rollup path = raw path (parity)', () => {
     const late = await env.importHits([
       event(site.id, seen.session_id, at(seen), 'play', { visitor_id: seen.visitor_id }),
       pageview(site.id, unseen.session_id, at(unseen), '/blog/a', { visitor_id: unseen.visitor_id }),
+      purchase(site.id, seen.session_id, at(seen), 'late-order-seen', '12.34', {
+        visitor_id: seen.visitor_id,
+      }),
+      purchase(site.id, unseen.session_id, at(unseen), 'late-order-unseen', '56.78', {
+        visitor_id: unseen.visitor_id,
+      }),
     ]);
     expect(late.rejections).toEqual([]);
     const [{ n: queuedNow }] = await env.ds.query(
@@ -815,9 +822,10 @@ describe('Rollup path = raw path (parity)', () => {
     }
     // page!= one path, with those two sessions queued: the one that gained an event counted with
     // its new hits where it has no row under the path, the one that gained /blog/a left out there.
-    // Under /pricing and /thank-you, whose rows are current, the session totals are the site's
-    // rollups less the path's rows, and the orders' sessions are looked up by key
-    // (sessionPagesComplement, noPageRowOfSession); under /blog/a the hits are tested.
+    // Under /pricing and /thank-you, whose rows are current, the session totals and the purchasing
+    // sessions are the site's rollups less the path's rows (each queued session's new order
+    // counted in both halves, or in the site's alone), and the orders' sessions are looked up by
+    // key (sessionPagesComplement, noPageRowOfSession); under /blog/a the hits are tested.
     for (const path of ['/pricing', '/blog/a', '/thank-you']) {
       const without = await app.get(StatsQueryParser).parse(site, { ...RANGES[0], filters: `page!=${path}` });
       expect({ path, current: without.pageRowsCurrent }).toEqual({ path, current: path !== '/blog/a' });

@@ -6,7 +6,9 @@ import {
   itemRollupMetrics,
   orderRollupMetrics,
   orderRollupsMayAnswer,
+  PageComplement,
   ROLLUP_BUCKET_MS,
+  rowLess,
   rollupParts,
   localDateSql,
   orderMetrics,
@@ -14,13 +16,14 @@ import {
   ReportStatement,
   sessionMetrics,
   sessionsSource,
+  sessionPagesComplement,
   sessionPurchased,
   sharedStatements,
   StatsQuery,
   where,
   metricOut,
 } from '@app/stats';
-import { tableWithIndexMarker } from '@app/db';
+import { tableWithIndexMarker, type SqlDialect } from '@app/db';
 import { Injectable } from '@nestjs/common';
 import { sql, SqlBool } from 'kysely';
 
@@ -68,6 +71,43 @@ export interface OrderDayTotalsRow extends RevenueDayRow {
 }
 
 /** The SQL behind GET /sites/{id}/ecommerce; every sum of money is a DECIMAL sum in SQL. */
+/**
+ * The purchasing sessions of purchasingSessionsByRollup: purchase_rollups over the range plus
+ * queuedPurchases.
+ */
+function purchasersByRollup(d: SqlDialect, query: StatsQuery) {
+  const rolledUp = d.builder
+    .selectFrom('purchase_rollups as r')
+    .select(sql<Count>`COALESCE(SUM(r.sessions), 0)`.as('n'))
+    .where(where.orderRollups(query, 'r'));
+  return d.builder.selectNoFrom(
+    sql<Count>`(${rolledUp}) + (${queuedPurchases(d, query)})`.as('purchasing_sessions'),
+  );
+}
+
+/**
+ * Of the sessions queued for aggregation that the query selects (their row, as derived, starts
+ * in the range), whether each holds an order now minus whether it did when derived
+ * (`purchased`): what a count of derived rows' `purchased` lacks. The queued sessions are few:
+ * the join starts from them (CROSS JOIN keeps that order on SQLite), each read by key from what
+ * sessionsSource reads (under `page==` one path whose rows are current, its row under the path).
+ */
+function queuedPurchases(d: SqlDialect, query: StatsQuery) {
+  const source = sessionsSource(query, 's');
+  return d.builder
+    .selectFrom('dirty_sessions as q')
+    .crossJoin(source.from as 'sessions as s')
+    .select(
+      sql<Count>`COALESCE(SUM(CASE WHEN ${sessionPurchased('s')} THEN 1 ELSE 0 END - s.purchased), 0)`.as(
+        'n',
+      ),
+    )
+    .whereRef('s.site_id', '=', 'q.site_id')
+    .whereRef('s.session_id', '=', 'q.session_id')
+    .where('q.site_id', '=', query.site.id)
+    .where(where.sessions(query, 's', source));
+}
+
 export const ecommerceStatements = {
   /** Orders whose own ts is in the range: their count, revenue and item quantities. */
   orderTotals(query: StatsQuery): ReportStatement<OrderTotalsRow> {
@@ -151,27 +191,33 @@ export const ecommerceStatements = {
    * (sessions.purchased). Exact whatever `aggregate` has done.
    */
   purchasingSessionsByRollup(query: StatsQuery): ReportStatement<{ purchasing_sessions: Count }> {
+    return (d) => purchasersByRollup(d, query).compile();
+  },
+
+  /**
+   * The purchasing sessions under `page!=` one path whose session_pages rows are current
+   * (`without`: sessionPagesComplement): the site's (purchasingSessionsByRollup) less the path's,
+   * in one statement. The path's are its rows' `purchased` (their session's, as derived) plus,
+   * for its queued sessions, whether they hold an order now minus that; a session that gains an
+   * order is queued by the import of its hit, so a row of a session not queued is current. A
+   * session either has a pageview of the path or not, so the count is the range's less the
+   * path's, without testing each ordered session of the range for a row under the path.
+   */
+  purchasingSessionsLessPage(without: PageComplement): ReportStatement<{ purchasing_sessions: Count }> {
     return (d) => {
-      const rolledUp = d.builder
-        .selectFrom('purchase_rollups as r')
-        .select(sql<Count>`COALESCE(SUM(r.sessions), 0)`.as('n'))
-        .where(where.orderRollups(query, 'r'));
-      // From the queued sessions (few), as purchasingSessionsByOrders does.
-      const queued = d.builder
-        .selectFrom('dirty_sessions as q')
-        .crossJoin('sessions as s')
-        .select(
-          sql<Count>`COALESCE(SUM(CASE WHEN ${sessionPurchased('s')} THEN 1 ELSE 0 END - s.purchased), 0)`.as(
-            'n',
-          ),
-        )
-        .whereRef('s.site_id', '=', 'q.site_id')
-        .whereRef('s.session_id', '=', 'q.session_id')
-        .where('q.site_id', '=', query.site.id)
-        .where(where.sessions(query, 's'));
-      return d.builder
-        .selectNoFrom(sql<Count>`(${rolledUp}) + (${queued})`.as('purchasing_sessions'))
-        .compile();
+      const source = sessionsSource(without.page, 's');
+      const rows = d.builder
+        .selectFrom(source.from as 'sessions as s')
+        .select(sql<Count>`COALESCE(SUM(s.purchased), 0)`.as('n'))
+        .where(where.sessions(without.page, 's', source));
+      const page = d.builder.selectNoFrom(
+        sql<Count>`(${rows}) + (${queuedPurchases(d, without.page)})`.as('purchasing_sessions'),
+      );
+      return rowLess<{ purchasing_sessions: Count }>(
+        ['purchasing_sessions'],
+        purchasersByRollup(d, without.site),
+        page,
+      ).compile(d.builder);
     };
   },
 
@@ -420,12 +466,16 @@ export class EcommerceQueries {
    */
   async purchasingSessions(query: StatsQuery): Promise<PurchasingRow> {
     if (query.tables === 'raw') return (await this.db.run(ecommerceStatements.purchasingSessions(query)))[0];
+    // page!= one path: the site's less the path's (sessionPagesComplement), as its sessions.
+    const without = sessionPagesComplement(query, { metrics: ['sessions'] });
     const [[totals], [purchasing]] = await Promise.all([
       this.db.run(sharedStatements.sessionTotals(query, ['sessions'])),
       this.db.run(
         orderRollupsMayAnswer(query)
           ? ecommerceStatements.purchasingSessionsByRollup(query)
-          : ecommerceStatements.purchasingSessionsByOrders(query),
+          : without !== undefined && orderRollupsMayAnswer(without.site)
+            ? ecommerceStatements.purchasingSessionsLessPage(without)
+            : ecommerceStatements.purchasingSessionsByOrders(query),
       ),
     ]);
     return { sessions: totals.sessions, purchasing_sessions: purchasing.purchasing_sessions };
